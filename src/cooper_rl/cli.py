@@ -1,0 +1,128 @@
+"""The ``cooper`` command: ``cooper SUBCOMMAND [--config run.yaml] [--flag value ...]``.
+
+Each subcommand has one config dataclass. Values come from the dataclass defaults, then from the
+YAML file given with ``--config``, then from command-line flags (the TRL/transformers convention,
+parsed with ``transformers.HfArgumentParser``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+
+def parse_config(cls, argv: list[str], prog: str = "cooper"):
+    """An instance of dataclass ``cls`` from defaults < ``--config`` YAML < CLI flags."""
+    from transformers import HfArgumentParser
+
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--config", default=None)
+    known, rest = pre.parse_known_args(argv)
+    parser = HfArgumentParser(cls, prog=prog)
+    parser.add_argument("--config", default=None, help="YAML file with values for any of the flags below.")
+    if known.config:
+        path = Path(known.config)
+        if not path.is_file():
+            raise SystemExit(f"{prog}: config file not found: {path}")
+        values = yaml.safe_load(path.read_text()) or {}
+        if not isinstance(values, dict):
+            raise SystemExit(f"{prog}: {path} must hold a mapping of option: value")
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - names)
+        if unknown:
+            raise SystemExit(f"{prog}: {path}: unknown option(s) {unknown}; valid: {sorted(names)}")
+        parser.set_defaults(**values)
+    # argv still holds --config so that --help lists it; the extra namespace it yields is dropped
+    return parser.parse_args_into_dataclasses(args=argv)[0]
+
+
+@dataclass
+class DataConfig:
+    """Options of ``cooper data``: load/generate problems, validate, write normalized jsonl."""
+
+    source: str = field(default="builtin:train:1000", metadata={"help": "builtin[:split[:n]], a .jsonl/.json/.parquet file, or hf:NAME[:CONFIG]."})
+    output: str = field(default="data/problems.jsonl", metadata={"help": "Where to write (question, answer, id, source) jsonl."})
+    split: str | None = field(default=None, metadata={"help": "Split for hf: sources."})
+    question_field: str | None = None
+    answer_field: str | None = None
+    limit: int | None = None
+    skip_invalid: bool = field(default=False, metadata={"help": "Skip and count bad rows instead of stopping at the first."})
+    seed: int = 0
+
+
+def run_data(cfg: DataConfig) -> dict:
+    """``cooper data``: write the problems of a source as normalized jsonl and report counts."""
+    from cooper_rl.data import load_problems, save_problems
+
+    res = load_problems(cfg.source, split=cfg.split, question_field=cfg.question_field, answer_field=cfg.answer_field,
+                        limit=cfg.limit, skip_invalid=cfg.skip_invalid, seed=cfg.seed)
+    save_problems(res.problems, cfg.output)
+    report = {"source": cfg.source, "output": cfg.output, "n_read": res.n_read, "n_written": len(res.problems), "n_skipped": res.n_skipped}
+    print(json.dumps(report))
+    for reason in res.skipped[:20]:
+        print(f"  skipped: {reason}")
+    if len(res.skipped) > 20:
+        print(f"  ... and {len(res.skipped) - 20} more skipped rows")
+    return report
+
+
+def run_eval(cfg) -> dict:
+    """``cooper eval``: avg@k / pass@k of a model; prints the table, writes JSON + jsonl."""
+    from cooper_rl.evaluate import evaluate, format_table
+
+    summary = evaluate(cfg)
+    print(format_table(summary))
+    print(f"wrote {Path(cfg.output_dir) / 'summary.json'} and samples.jsonl")
+    return summary
+
+
+def _eval_config():
+    from cooper_rl.evaluate import EvalConfig
+
+    return EvalConfig
+
+
+def _demo_config():
+    from cooper_rl.demo import DemoConfig
+
+    return DemoConfig
+
+
+def run_demo(cfg) -> dict:
+    from cooper_rl.demo import run_demo as _run
+
+    return _run(cfg)
+
+
+COMMANDS = {
+    "eval": (_eval_config, run_eval, "avg@k / pass@k evaluation of a policy"),
+    "data": (lambda: DataConfig, run_data, "load, validate and normalize problems to jsonl"),
+    "demo": (_demo_config, run_demo, "offline demo on the embedded defaults"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``cooper`` console command."""
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+        print("usage: cooper {" + ",".join(COMMANDS) + "} [--config FILE.yaml] [--flag value ...]\n")
+        for name, (_, _, desc) in COMMANDS.items():
+            print(f"  {name:<6} {desc}")
+        if argv and argv[0] not in ("-h", "--help"):
+            print(f"\ncooper: unknown command {argv[0]!r}", file=sys.stderr)
+            return 2
+        return 0
+    get_cls, run, _ = COMMANDS[argv[0]]
+    cfg = parse_config(get_cls(), argv[1:], prog=f"cooper {argv[0]}")
+    run(cfg)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

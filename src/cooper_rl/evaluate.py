@@ -1,0 +1,215 @@
+"""Evaluation: avg@k and pass@k accuracy of a policy on math word problems (paper protocol).
+
+For every problem, k completions are sampled (default k=8, T=0.7, top-p 0.95), the final answer of
+each is extracted and checked against the reference by the rule verifier. avg@k is the mean
+correctness over all samples (per problem, then averaged over problems); pass@k is the fraction of
+problems with at least one correct sample. Both are reported in the strict mode (answer in
+``\\boxed{}``/``####``/"The answer is", the mode rewards use) and in the lenient mode (last number).
+
+Samples are appended to ``samples.jsonl`` as each batch finishes, and a rerun with the same output
+directory resumes where the last one stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from cooper_rl import data, verify
+
+PROMPT_TEMPLATE = "{question}\nPlease reason step by step, and put your final answer within \\boxed{{}}."
+
+
+@dataclass
+class EvalConfig:
+    """Options of ``cooper eval``."""
+
+    model: str = field(default="smollm2-135m-instruct", metadata={"help": "Registry name, local path or hub id."})
+    datasets: list[str] = field(
+        default_factory=lambda: ["builtin:test:50"],
+        metadata={"help": "Sources: builtin[:split[:n]], a .jsonl/.json/.parquet file, or hf:NAME[:CONFIG]."},
+    )
+    limit: int | None = field(default=None, metadata={"help": "First N problems of each dataset."})
+    question_field: str | None = field(default=None, metadata={"help": "Question column (auto-detected if unset)."})
+    answer_field: str | None = field(default=None, metadata={"help": "Reference answer column (auto-detected if unset)."})
+    k: int = field(default=8, metadata={"help": "Samples per problem (avg@k, pass@k)."})
+    temperature: float = 0.7
+    top_p: float = 0.95
+    max_new_tokens: int = 512
+    batch_size: int = field(default=64, metadata={"help": "Sequences per generate() call (problems x k)."})
+    prompt_template: str = field(default=PROMPT_TEMPLATE, metadata={"help": "Format string with {question}."})
+    system_prompt: str | None = None
+    use_chat_template: bool = field(default=True, metadata={"help": "Apply the tokenizer's chat template if it has one."})
+    timeout: float = field(default=verify.DEFAULT_TIMEOUT, metadata={"help": "Verifier limit per check (s)."})
+    output_dir: str = "results/eval"
+    seed: int = 0
+    dtype: str = "auto"
+    device: str = "auto"
+    resume: bool = field(default=True, metadata={"help": "Reuse finished samples in output_dir/samples.jsonl."})
+
+
+def build_prompt(tokenizer, question: str, cfg: EvalConfig) -> str:
+    """The text fed to the model for one question (chat template applied for instruct models)."""
+    user = cfg.prompt_template.format(question=question)
+    if cfg.use_chat_template and getattr(tokenizer, "chat_template", None):
+        messages = ([{"role": "system", "content": cfg.system_prompt}] if cfg.system_prompt else []) + [
+            {"role": "user", "content": user}
+        ]
+        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    return (cfg.system_prompt + "\n\n" if cfg.system_prompt else "") + user
+
+
+def sample_completions(model, tokenizer, prompts: list[str], k: int, cfg: EvalConfig) -> list[list[tuple[str, int]]]:
+    """k sampled completions (text, number of new tokens) for each prompt, in one batched generate()."""
+    import torch
+
+    tokenizer.padding_side = "left"
+    enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(model.device)
+    with torch.no_grad():
+        out = model.generate(
+            **enc,
+            do_sample=cfg.temperature > 0,
+            temperature=cfg.temperature if cfg.temperature > 0 else None,
+            top_p=cfg.top_p if cfg.temperature > 0 else None,
+            max_new_tokens=cfg.max_new_tokens,
+            num_return_sequences=k,
+            pad_token_id=tokenizer.pad_token_id,
+        )
+    new = out[:, enc["input_ids"].shape[1] :]
+    texts = tokenizer.batch_decode(new, skip_special_tokens=True)
+    lengths = (new != tokenizer.pad_token_id).sum(dim=1).tolist()  # padding after EOS is not counted
+    return [list(zip(texts[i * k : (i + 1) * k], lengths[i * k : (i + 1) * k])) for i in range(len(prompts))]
+
+
+def _read_done(path: Path, k: int) -> dict[tuple[str, str], list[dict]]:
+    """Finished samples from an earlier run, grouped by (dataset, id); problems with < k samples are dropped."""
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    if path.is_file():
+        with open(path) as f:
+            for line in f:
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError:  # a line cut by a kill: ignore it, the problem is redone
+                    continue
+                groups[(row["dataset"], row["id"])].append(row)
+    return {key: rows for key, rows in groups.items() if len(rows) >= k}
+
+
+def summarize(rows: list[dict], k: int) -> dict:
+    """avg@k / pass@k (strict and lenient), answer rate and mean length from per-sample rows."""
+    by_problem: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        by_problem[r["id"]].append(r)
+    n = len(by_problem)
+    if n == 0:
+        return {"n_problems": 0}
+
+    def mean(xs):
+        return sum(xs) / len(xs)
+
+    out = {"n_problems": n, "k": k, "n_samples": len(rows)}
+    for mode in ("strict", "lenient"):
+        key = "correct" if mode == "strict" else "correct_lenient"
+        out[f"avg@k_{mode}"] = mean([mean([s[key] for s in g]) for g in by_problem.values()])
+        out[f"pass@k_{mode}"] = mean([float(any(s[key] for s in g)) for g in by_problem.values()])
+    out["answered_rate"] = mean([r["extracted"] is not None for r in rows])
+    out["mean_new_tokens"] = mean([r["n_tokens"] for r in rows])
+    return out
+
+
+def evaluate(cfg: EvalConfig, model=None, tokenizer=None) -> dict:
+    """Run the evaluation described by ``cfg``; write summary.json and samples.jsonl; return the summary."""
+    import torch
+
+    from cooper_rl.models import load_causal_lm
+
+    out_dir = Path(cfg.output_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    samples_path = out_dir / "samples.jsonl"
+    done = _read_done(samples_path, cfg.k) if cfg.resume else {}
+    if not cfg.resume or not done:
+        samples_path.write_text("")  # start clean (also drops partial groups of an earlier run)
+    else:  # rewrite only complete groups, so partial ones from a kill are redone exactly once
+        tmp = samples_path.with_suffix(".tmp")
+        tmp.write_text("".join(json.dumps(r) + "\n" for rows in done.values() for r in rows[: cfg.k]))
+        os.replace(tmp, samples_path)
+
+    datasets = {}
+    load_stats = {}
+    for src in cfg.datasets:
+        res = data.load_problems(src, question_field=cfg.question_field, answer_field=cfg.answer_field, limit=cfg.limit, seed=cfg.seed)
+        datasets[src] = res.problems
+        load_stats[src] = {"n_read": res.n_read, "n_skipped": res.n_skipped}
+    todo = [(src, p) for src, ps in datasets.items() for p in ps if (src, p.id) not in done]
+
+    t0 = time.time()
+    if todo:
+        if model is None:
+            model, tokenizer = load_causal_lm(cfg.model, dtype=cfg.dtype, device=cfg.device)
+        torch.manual_seed(cfg.seed)
+        prompts = [build_prompt(tokenizer, p.question, cfg) for _, p in todo]
+        # Sort by prompt length so each batch pads little; results are keyed by problem, not order.
+        order = sorted(range(len(todo)), key=lambda i: len(prompts[i]))
+        per_batch = max(1, cfg.batch_size // cfg.k)
+        bar = tqdm(total=len(todo) * cfg.k, desc="eval samples", unit="sample")
+        with open(samples_path, "a") as f:
+            for start in range(0, len(order), per_batch):
+                idx = order[start : start + per_batch]
+                outs = sample_completions(model, tokenizer, [prompts[i] for i in idx], cfg.k, cfg)
+                comps = [c for o in outs for c, _ in o]
+                refs = [todo[i][1].answer for i in idx for _ in range(cfg.k)]
+                strict = verify.verify_batch(comps, refs, mode="strict", timeout=cfg.timeout)
+                lenient = verify.verify_batch(comps, refs, mode="lenient", timeout=cfg.timeout)
+                j = 0
+                for i, o in zip(idx, outs):
+                    src, p = todo[i]
+                    for s, (text, n_tok) in enumerate(o):
+                        row = {
+                            "dataset": src, "id": p.id, "sample": s, "question": p.question, "reference": p.answer,
+                            "completion": text, "n_tokens": n_tok,
+                            "extracted": verify.extract_answer(text, "strict"), "correct": bool(strict[j]),
+                            "extracted_lenient": verify.extract_answer(text, "lenient"), "correct_lenient": bool(lenient[j]),
+                        }
+                        f.write(json.dumps(row) + "\n")
+                        j += 1
+                f.flush()
+                bar.update(len(comps))
+        bar.close()
+
+    rows = list(_read_done(samples_path, cfg.k).values())
+    by_ds: dict[str, list[dict]] = defaultdict(list)
+    for group in rows:
+        for r in group[: cfg.k]:
+            by_ds[r["dataset"]].append(r)
+    per_dataset = {src: {**summarize(by_ds[src], cfg.k), **load_stats[src]} for src in cfg.datasets}
+    overall = summarize([r for src in cfg.datasets for r in by_ds[src]], cfg.k)
+    summary = {
+        "model": cfg.model, "config": asdict(cfg), "per_dataset": per_dataset, "overall": overall,
+        "generation_seconds": round(time.time() - t0, 1), "resumed_problems": len(done),
+    }
+    tmp = out_dir / "summary.json.tmp"
+    tmp.write_text(json.dumps(summary, indent=2))
+    os.replace(tmp, out_dir / "summary.json")
+    return summary
+
+
+def format_table(summary: dict) -> str:
+    """A plain-text table of per-dataset and overall accuracy."""
+    cols = ["n_problems", "avg@k_strict", "pass@k_strict", "avg@k_lenient", "pass@k_lenient", "answered_rate", "mean_new_tokens"]
+    head = ["dataset", "n", "avg@k", "pass@k", "avg@k (lenient)", "pass@k (lenient)", "answered", "tokens"]
+    items = list(summary["per_dataset"].items()) + [("overall", summary["overall"])]
+    rows = [[name, m.get("n_problems", 0)] + [_pct(m.get(c)) for c in cols[1:-1]] + [f"{m.get(cols[-1], 0):.0f}"] for name, m in items]
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+    line = lambda r: "  ".join(str(x).ljust(w) for x, w in zip(r, widths))  # noqa: E731
+    k = summary["overall"].get("k", "")
+    return f"{summary['model']}  (k={k})\n" + "\n".join([line(head), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def _pct(x) -> str:
+    return "" if x is None else f"{100 * x:.1f}%"
