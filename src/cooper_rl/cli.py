@@ -120,7 +120,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     get_cls, run, _ = COMMANDS[argv[0]]
     cfg = parse_config(get_cls(), argv[1:], prog=f"cooper {argv[0]}")
-    run(cfg)
+    from cooper_rl.data import DataError
+    from cooper_rl.models import ModelNotAvailableError
+
+    try:
+        run(cfg)
+    except (DataError, ModelNotAvailableError, FileNotFoundError) as e:  # user errors: message, no traceback
+        print(f"cooper {argv[0]}: error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 

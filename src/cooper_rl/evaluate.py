@@ -132,6 +132,14 @@ def evaluate(cfg: EvalConfig, model=None, tokenizer=None) -> dict:
     out_dir = Path(cfg.output_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     samples_path = out_dir / "samples.jsonl"
+    # Samples are reused only if they were generated the same way (same model and sampling settings).
+    gen_keys = ("model", "k", "temperature", "top_p", "max_new_tokens", "prompt_template", "system_prompt", "use_chat_template", "seed")
+    gen_cfg = {key: getattr(cfg, key) for key in gen_keys}
+    cfg_path = out_dir / "generation_config.json"
+    if cfg.resume and cfg_path.is_file() and json.loads(cfg_path.read_text()) != gen_cfg:
+        raise ValueError(f"{out_dir} holds samples generated with other settings ({cfg_path}); "
+                         "use another output_dir or --resume false")
+    cfg_path.write_text(json.dumps(gen_cfg, indent=2))
     done = _read_done(samples_path, cfg.k) if cfg.resume else {}
     if not cfg.resume or not done:
         samples_path.write_text("")  # start clean (also drops partial groups of an earlier run)

@@ -1,0 +1,53 @@
+import json
+
+import pytest
+
+from cooper_rl.cli import DataConfig, main, parse_config
+from cooper_rl.evaluate import EvalConfig
+
+
+def test_yaml_then_flags(tmp_path):
+    cfg_file = tmp_path / "run.yaml"
+    cfg_file.write_text("k: 3\ndatasets: [builtin:test:5, a.jsonl]\ntemperature: 0.5\n")
+    cfg = parse_config(EvalConfig, ["--config", str(cfg_file), "--k", "5"])
+    assert cfg.k == 5  # flag beats YAML
+    assert cfg.datasets == ["builtin:test:5", "a.jsonl"]  # YAML beats default
+    assert cfg.temperature == 0.5
+    assert cfg.top_p == 0.95  # default kept
+
+
+def test_yaml_unknown_key(tmp_path):
+    cfg_file = tmp_path / "run.yaml"
+    cfg_file.write_text("kk: 3\n")
+    with pytest.raises(SystemExit, match="kk"):
+        parse_config(EvalConfig, ["--config", str(cfg_file)])
+
+
+def test_missing_config_file(tmp_path):
+    with pytest.raises(SystemExit, match="not found"):
+        parse_config(DataConfig, ["--config", str(tmp_path / "nope.yaml")])
+
+
+def test_data_command_writes_jsonl(tmp_path, capsys):
+    out = tmp_path / "p.jsonl"
+    assert main(["data", "--source", "builtin:test:12", "--output", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 12 and all(r["question"] and r["answer"] for r in rows)
+    assert json.loads(capsys.readouterr().out.splitlines()[0])["n_written"] == 12
+
+
+def test_data_command_bad_file_names_row_and_field(tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question": "q1", "answer": "#### 3"}\n{"question": "", "answer": "#### 4"}\n')
+    assert main(["data", "--source", str(bad), "--output", str(tmp_path / "o.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "bad.jsonl" in err and "row 2" in err and "question" in err
+    # with --skip_invalid the row is skipped and counted, not silently dropped
+    assert main(["data", "--source", str(bad), "--output", str(tmp_path / "o.jsonl"), "--skip_invalid", "true"]) == 0
+    report = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert report["n_written"] == 1 and report["n_skipped"] == 1
+
+
+def test_unknown_command():
+    assert main(["nope"]) == 2
+    assert main([]) == 0
