@@ -95,6 +95,7 @@ def _demo_config():
 
 
 def run_demo(cfg) -> dict:
+    """``cooper demo``: the offline demo on the embedded defaults."""
     from cooper_rl.demo import run_demo as _run
 
     return _run(cfg)
