@@ -1,0 +1,62 @@
+"""Negatives: plausible but wrong solutions made from correct ones.
+
+``corrupt_solution`` is the offline, rule-based generator: it changes the final answer of a correct
+solution and, consistently, the intermediate result it comes from (every occurrence of that number
+from the line where it is first computed on), so the text stays fluent and of the same length. The
+result is accepted only if the rule verifier says its answer differs from the **reference** (not
+from the positive's text).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from fractions import Fraction
+
+from cooper_rl import verify
+
+_NUM = r"(?<![\d.])-?\d+(?:\.\d+)?(?![\d])"
+
+
+def _parse_int_like(s: str) -> Fraction | None:
+    try:
+        return Fraction(s.replace(",", ""))
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def wrong_values(reference: str, rng: random.Random, n: int = 6) -> list[str]:
+    """Candidate wrong answers near a numeric reference (off by small deltas, doubled, halved...)."""
+    ref = _parse_int_like(reference)
+    if ref is None:
+        return []
+    cands = {ref + 1, ref - 1, ref + 2, ref * 2, ref + 10, ref - 10, ref + rng.randint(3, 9)}
+    if ref.denominator == 1 and ref % 2 == 0 and ref != 0:
+        cands.add(ref / 2)
+    cands.discard(ref)
+    out = [str(int(c)) if c.denominator == 1 else f"{float(c):g}" for c in cands if c >= 0 or ref < 0]
+    rng.shuffle(out)
+    return out[:n]
+
+
+def corrupt_solution(solution: str, reference: str, rng: random.Random | None = None) -> str | None:
+    """A wrong version of a correct solution: its final result replaced consistently; None if impossible."""
+    rng = rng or random.Random(0)
+    answer = verify.extract_answer(solution, "lenient")
+    if answer is None:
+        return None
+    target = answer.replace(",", "").strip().rstrip(".").lstrip("$")
+    if _parse_int_like(target) is None:
+        return None
+    lines = solution.split("\n")
+    pattern = re.compile(r"(?<![\d.,])" + re.escape(target).replace(r"\.", r"\.") + r"(?![\d])")
+    # first line where the final number appears as a computed result (after '=' or '>>'), else its last line
+    start = next((i for i, line in enumerate(lines) if re.search(r"(=|>>)\s*\$?" + re.escape(target) + r"(?![\d])", line)), None)
+    if start is None:
+        start = max(i for i, line in enumerate(lines) if pattern.search(line)) if any(pattern.search(x) for x in lines) else len(lines) - 1
+    for wrong in wrong_values(target, rng):
+        new = lines[:start] + [pattern.sub(wrong, line) for line in lines[start:]]
+        text = "\n".join(new)
+        if text != solution and verify.extract_answer(text, "lenient") is not None and not verify.verify(text, reference, "lenient"):
+            return text
+    return None
