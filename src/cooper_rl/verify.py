@@ -9,8 +9,8 @@ Pipeline for one (completion, reference) pair:
   3. Pre-screens reject pathological answers (too long, deeply nested, power towers, huge exponents or
      factorials) before they reach sympy.
   4. Everything else goes to a Math-Verify sandbox server (cooper_rl/_sandbox.py, started lazily with
-     subprocess.Popen, one per client process) which forks a child per check and SIGKILLs it at the
-     deadline. The client also waits with a deadline, so a check never hangs, in any thread or in daemonic
+     subprocess.Popen, one per client process) whose forked worker runs the checks; a worker that passes
+     the deadline is SIGKILLed and replaced by a fresh fork (~2 ms). The client also waits with a deadline, so a check never hangs, in any thread or in daemonic
      multiprocessing workers. Server start-up (~1 s, once per process) is not counted against the timeout.
 """
 
