@@ -51,3 +51,10 @@ def test_data_command_bad_file_names_row_and_field(tmp_path, capsys):
 def test_unknown_command():
     assert main(["nope"]) == 2
     assert main([]) == 0
+
+
+@pytest.mark.parametrize("name", ["eval", "data", "train-rm", "eval-rm", "demo"])
+def test_every_command_has_config_and_help(name, capsys):
+    with pytest.raises(SystemExit) as e:
+        main([name, "--help"])
+    assert e.value.code == 0 and "--config" in capsys.readouterr().out

@@ -8,6 +8,7 @@ parsed with ``transformers.HfArgumentParser``).
 from __future__ import annotations
 
 import argparse
+import importlib
 import dataclasses
 import json
 import sys
@@ -72,39 +73,14 @@ def run_data(cfg: DataConfig) -> dict:
     return report
 
 
-def run_eval(cfg) -> dict:
-    """``cooper eval``: avg@k / pass@k of a model; prints the table, writes JSON + jsonl."""
-    from cooper_rl.evaluate import evaluate, format_table
-
-    summary = evaluate(cfg)
-    print(format_table(summary))
-    print(f"wrote {Path(cfg.output_dir) / 'summary.json'} and samples.jsonl")
-    return summary
-
-
-def _eval_config():
-    from cooper_rl.evaluate import EvalConfig
-
-    return EvalConfig
-
-
-def _demo_config():
-    from cooper_rl.demo import DemoConfig
-
-    return DemoConfig
-
-
-def run_demo(cfg) -> dict:
-    """``cooper demo``: the offline demo on the embedded defaults."""
-    from cooper_rl.demo import run_demo as _run
-
-    return _run(cfg)
-
-
-COMMANDS = {
-    "eval": (_eval_config, run_eval, "avg@k / pass@k evaluation of a policy"),
-    "data": (lambda: DataConfig, run_data, "load, validate and normalize problems to jsonl"),
-    "demo": (_demo_config, run_demo, "offline demo on the embedded defaults"),
+COMMANDS = {  # name: (module, config dataclass, run function, description)
+    "eval": ("evaluate", "EvalConfig", "run_eval", "avg@k / pass@k evaluation of a policy"),
+    "data": ("cli", "DataConfig", "run_data", "load, validate and normalize problems to jsonl"),
+    "collect": ("collect", "CollectConfig", "run_collect", "sample completions for RM data (HF models, OpenAI-compatible endpoints)"),
+    "label": ("label", "LabelConfig", "run_label", "hybrid labels: rule verifier + LLM judge"),
+    "train-rm": ("train_rm", "TrainRMConfig", "run_train_rm", "train a VerifyRM (BCE) with the HF Trainer"),
+    "eval-rm": ("eval_rm", "EvalRMConfig", "run_eval_rm", "evaluate a VerifyRM vs the rule verifier on labelled rows"),
+    "demo": ("demo", "DemoConfig", "run_demo", "offline demo on the embedded defaults"),
 }
 
 
@@ -113,14 +89,16 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
         print("usage: cooper {" + ",".join(COMMANDS) + "} [--config FILE.yaml] [--flag value ...]\n")
-        for name, (_, _, desc) in COMMANDS.items():
-            print(f"  {name:<6} {desc}")
+        for name, (*_, desc) in COMMANDS.items():
+            print(f"  {name:<9} {desc}")
         if argv and argv[0] not in ("-h", "--help"):
             print(f"\ncooper: unknown command {argv[0]!r}", file=sys.stderr)
             return 2
         return 0
-    get_cls, run, _ = COMMANDS[argv[0]]
-    cfg = parse_config(get_cls(), argv[1:], prog=f"cooper {argv[0]}")
+    module, cls_name, run_name, _ = COMMANDS[argv[0]]
+    mod = importlib.import_module(f"cooper_rl.{module}")  # imported only when its command runs
+    cfg = parse_config(getattr(mod, cls_name), argv[1:], prog=f"cooper {argv[0]}")
+    run = getattr(mod, run_name)
     from cooper_rl.data import DataError
     from cooper_rl.models import ModelNotAvailableError
 

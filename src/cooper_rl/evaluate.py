@@ -221,3 +221,11 @@ def format_table(summary: dict) -> str:
 
 def _pct(x) -> str:
     return "" if x is None else f"{100 * x:.1f}%"
+
+
+def run_eval(cfg: EvalConfig) -> dict:
+    """``cooper eval``: avg@k / pass@k of a model; prints the table, writes JSON + jsonl."""
+    summary = evaluate(cfg)
+    print(format_table(summary))
+    print(f"wrote {Path(cfg.output_dir) / 'summary.json'} and samples.jsonl")
+    return summary
