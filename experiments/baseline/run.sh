@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # avg@8 of the embedded policy (paper protocol: k=8, T=0.7, top-p 0.95, 512 new tokens) on
 #   - 64 built-in test problems (about 21 per level, small and large numbers mixed), and
-#   - the first 64 problems of the GSM8K test file (../shared/data/gsm8k/test.jsonl).
+#   - the first 40 problems of the GSM8K test file (../shared/data/gsm8k/test.jsonl).
 # Resumable: rerunning continues where a killed run stopped. Results: experiments/baseline/results/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 OUT=experiments/baseline/results
 GSM=${GSM8K_TEST:-../shared/data/gsm8k/test.jsonl}
 .venv/bin/cooper eval --model smollm2-135m-instruct --datasets builtin:test:64 --k 8 --batch_size 128 --output_dir $OUT/builtin
-.venv/bin/cooper eval --model smollm2-135m-instruct --datasets "$GSM" --limit 64 --k 8 --batch_size 128 --output_dir $OUT/gsm8k
+.venv/bin/cooper eval --model smollm2-135m-instruct --datasets "$GSM" --limit 40 --k 8 --batch_size 128 --output_dir $OUT/gsm8k
 .venv/bin/python - <<'PY'
 import json, platform, os, torch, transformers
 info = {"machine": platform.machine(), "cpu_count": os.cpu_count(), "python": platform.python_version(),
