@@ -14,3 +14,14 @@ def policy():
     from cooper_rl.models import SMOLLM2, load_causal_lm
 
     return load_causal_lm(SMOLLM2)
+
+
+@pytest.fixture
+def one_thread():
+    """Single-threaded torch for the local model: on a busy 2-core machine 2 threads are ~10x slower."""
+    import torch
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)

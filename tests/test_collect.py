@@ -14,17 +14,6 @@ PROBLEMS = [("Tom has 3 apples and buys 4 more. How many apples?", 7),
             ("Mia had 10 coins and lost 3. How many are left?", 7)]
 
 
-@pytest.fixture
-def one_thread():
-    """Single-threaded torch for the local model: on a busy 2-core machine 2 threads are ~10x slower."""
-    import torch
-
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 def write_problems(tmp_path):
     path = tmp_path / "probs.jsonl"
     path.write_text("".join(json.dumps({"question": q, "answer": a}) + "\n" for q, a in PROBLEMS))

@@ -10,17 +10,6 @@ from cooper_rl.llm import LocalChat, OpenAIChat, make_chat
 from fake_openai import FakeOpenAI, Reply, last_user
 
 
-@pytest.fixture
-def one_thread():
-    """Single-threaded torch for the local model: on a busy 2-core machine 2 threads are ~10x slower."""
-    import torch
-
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 def user(text):
     return [{"role": "user", "content": text}]
 
