@@ -3,7 +3,6 @@
 import json
 from collections import Counter
 
-import pytest
 
 from cooper_rl.collect import CollectConfig, read_existing, run_collect
 from cooper_rl.llm import LocalChat

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from cooper_rl.data import DataError, extract_reference, load_problems, save_problems
-from cooper_rl.tasks import Problem, generate_problems
+from cooper_rl.tasks import generate_problems
 
 SHARED = Path(__file__).parents[1].parent / "shared" / "data"
 
