@@ -226,6 +226,7 @@ def run_train_rm(cfg: TrainRMConfig) -> dict:
         seed=cfg.seed,
         use_cpu=str(rm.device) == "cpu",
         dataloader_num_workers=0,
+        train_sampling_strategy="group_by_length",  # batches of similar length: little padding
         remove_unused_columns=False,
     )
     trainer = _rm_trainer_class()(
