@@ -80,6 +80,7 @@ COMMANDS = {  # name: (module, config dataclass, run function, description)
     "label": ("label", "LabelConfig", "run_label", "hybrid labels: rule verifier + LLM judge"),
     "train-rm": ("train_rm", "TrainRMConfig", "run_train_rm", "train a VerifyRM (BCE) with the HF Trainer"),
     "eval-rm": ("eval_rm", "EvalRMConfig", "run_eval_rm", "evaluate a VerifyRM vs the rule verifier on labelled rows"),
+    "rl": ("rl", "RLConfig", "run_rl", "GRPO (TRL) with rule, static-RM or Cooper rewards"),
     "demo": ("demo", "DemoConfig", "run_demo", "offline demo on the embedded defaults"),
 }
 

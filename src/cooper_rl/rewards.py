@@ -1,0 +1,98 @@
+"""Reward functions for TRL's GRPOTrainer (called as f(prompts=, completions=, completion_ids=, **columns)).
+
+The dataset columns `question` and `reference` arrive as keyword lists (one entry per completion, repeated
+over the G rollouts of a prompt); completions are strings for plain-text prompts and [{"role": "assistant",
+"content": ...}] for conversational ones.
+
+    RuleReward    r = 1 if the rule verifier (strict) accepts the completion's answer vs the reference, else 0
+    ModelReward   r = sigmoid(VerifyRM(question, reference, completion)), RM frozen
+    CooperReward  ModelReward, then the Cooper RM update (cooper_step.py) on this step's rollouts; the rewards
+                  returned are the scores computed BEFORE that update
+
+Every call also computes metrics: rule accuracy of the rollouts (always), mean reward, RM-vs-rule agreement
+(RM score >= 0.5 vs verdict), the hacking monitor's flag and, for Cooper, the RM step's metrics. They go to
+TRL's logs through the `log_metric` callback TRL passes to reward functions (averaged over processes and
+logging steps, logged as "cooper/<name>"), and, on the main process, one JSON line per call to metrics.jsonl.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from cooper_rl import verify
+from cooper_rl.cooper_step import cooper_step
+from cooper_rl.monitor import HackingMonitor
+
+
+def completion_texts(completions) -> list[str]:
+    """Plain text of each completion (a string, or the last message's content of a conversational one)."""
+    return [c if isinstance(c, str) else c[-1]["content"] for c in completions]
+
+
+class RuleReward:
+    """1.0 if the rule verifier accepts the completion's final answer vs the reference, else 0.0."""
+
+    def __init__(self, metrics_path: str | Path | None = None, monitor: HackingMonitor | None = None,
+                 mode: str = "strict", timeout: float = verify.DEFAULT_TIMEOUT):
+        self.metrics_path = Path(metrics_path) if metrics_path else None
+        self.monitor = monitor
+        self.mode, self.timeout = mode, timeout
+        self.last_metrics: dict = {}
+
+    def rewards(self, questions, references, texts, verdicts) -> tuple[list[float], dict]:
+        """(rewards, extra metrics) for verified completions; subclasses replace this."""
+        return [float(v) for v in verdicts], {}
+
+    def __call__(self, prompts=None, completions=None, question=None, reference=None, log_metric=None,
+                 trainer_state=None, **kwargs) -> list[float]:
+        """TRL reward-function entry point: one float per completion, metrics logged as a side effect."""
+        texts = completion_texts(completions)
+        verdicts = verify.verify_batch(texts, reference, self.mode, self.timeout)
+        rewards, extra = self.rewards(list(question), list(reference), texts, verdicts)
+        metrics = {"rule_accuracy": sum(verdicts) / len(verdicts), "reward_mean": sum(rewards) / len(rewards), **extra}
+        if self.monitor is not None:
+            metrics["hacking_warning"] = float(self.monitor.update(metrics["reward_mean"], metrics["rule_accuracy"]))
+        self.last_metrics = metrics
+        if log_metric is not None:
+            for k, v in metrics.items():
+                if v is not None:
+                    log_metric(f"cooper/{k}", float(v))
+        main = trainer_state is None or trainer_state.is_world_process_zero
+        if self.metrics_path is not None and main:
+            step = trainer_state.global_step + 1 if trainer_state is not None else None
+            self.metrics_path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.metrics_path, "a") as f:
+                f.write(json.dumps({"step": step, "time": time.time(), **metrics}) + "\n")
+        return rewards
+
+
+class ModelReward(RuleReward):
+    """sigmoid score of a frozen VerifyRM; logs rule accuracy and RM-vs-rule agreement too."""
+
+    def __init__(self, rm, metrics_path=None, monitor=None, mode: str = "strict", timeout: float = verify.DEFAULT_TIMEOUT,
+                 batch_size: int = 64):
+        super().__init__(metrics_path, monitor, mode, timeout)
+        self.rm, self.batch_size = rm, batch_size
+
+    def rewards(self, questions, references, texts, verdicts) -> tuple[list[float], dict]:
+        """RM scores and the fraction where (score >= 0.5) equals the rule verdict."""
+        scores = self.rm.score(questions, references, texts, batch_size=self.batch_size)
+        agree = sum((s >= 0.5) == v for s, v in zip(scores, verdicts)) / len(scores)
+        return scores, {"rm_rule_agreement": agree}
+
+
+class CooperReward(ModelReward):
+    """ModelReward whose RM is then updated on this step's rollouts (Cooper co-optimization)."""
+
+    def __init__(self, rm, negatives, pairs_per_prompt: int = 1, metrics_path=None, monitor=None,
+                 mode: str = "strict", timeout: float = verify.DEFAULT_TIMEOUT, batch_size: int = 64):
+        super().__init__(rm, metrics_path, monitor, mode, timeout, batch_size)
+        self.negatives, self.pairs_per_prompt = negatives, pairs_per_prompt
+
+    def rewards(self, questions, references, texts, verdicts) -> tuple[list[float], dict]:
+        """Scores from the RM as it is now, then one RM update (its metrics are returned with the scores)."""
+        scores, extra = super().rewards(questions, references, texts, verdicts)
+        step = cooper_step(self.rm, self.negatives, questions, references, texts, verdicts, self.pairs_per_prompt)
+        return scores, {**extra, **{f"rm/{k}": v for k, v in step.items()}}

@@ -1,0 +1,139 @@
+"""`cooper rl` end to end on a tiny policy (2-layer Llama, SmolLM2 tokenizer, taught to answer \\boxed{7}) and a
+tiny random BERT reward model: the three reward modes, metrics.jsonl, RM checkpointing and resume."""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+from test_cooper_step import same, tiny_rm, weights
+
+from cooper_rl.rewards import CooperReward, ModelReward
+from cooper_rl.rl import RM_DIR, RM_STATE, RLConfig, build_trainer, run_rl
+
+QUESTIONS = ["What is 3 + 4?", "What is 1 + 6?", "What is 10 - 3?", "What is 14 / 2?"]
+
+
+@pytest.fixture(scope="module")
+def assets(tmp_path_factory):
+    """(policy dir, RM dir, data file): a tiny Llama fitted for a few steps so some rollouts are correct."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from cooper_rl.evaluate import EvalConfig, build_prompt
+    from cooper_rl.models import load_tokenizer
+
+    root = tmp_path_factory.mktemp("rl")
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    tok = load_tokenizer("smollm2-135m-instruct")
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                         num_attention_heads=2, num_key_value_heads=2, tie_word_embeddings=True,
+                                         eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id))
+    target = tok("The answer is \\boxed{7}." + tok.eos_token, add_special_tokens=False)["input_ids"]
+    prompts = [tok(build_prompt(tok, q, EvalConfig()), add_special_tokens=False)["input_ids"] for q in QUESTIONS[:2]]
+    opt = torch.optim.AdamW(model.parameters(), lr=5e-3)
+    for _ in range(30):
+        loss = sum(model(input_ids=torch.tensor([p + target]), labels=torch.tensor([[-100] * len(p) + target])).loss
+                   for p in prompts)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    torch.set_num_threads(n)
+    model.save_pretrained(root / "policy")
+    tok.save_pretrained(root / "policy")
+    tiny_rm(root / "rm")
+    data = root / "data.jsonl"
+    data.write_text("".join(json.dumps({"question": q, "answer": "7"}) + "\n" for q in QUESTIONS))
+    return root
+
+
+def config(assets, out, reward, **kw):
+    base = {"policy": str(assets / "policy"), "rm": str(assets / "rm"), "datasets": [str(assets / "data.jsonl")],
+            "num_generations": 4, "prompts_per_step": 2, "max_completion_length": 12, "max_steps": 2,
+            "save_steps": 100, "learning_rate": 1e-4, "rm_learning_rate": 1e-3, "output_dir": str(out)}
+    return RLConfig(reward=reward, **{**base, **kw})
+
+
+def rows(out):
+    return [json.loads(x) for x in (Path(out) / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_rule_mode_run_rl(assets, tmp_path, one_thread):
+    summary = run_rl(config(assets, tmp_path, "rule"))
+    assert summary["global_step"] == 2 and summary["n_prompts"] == 4
+    assert [r["step"] for r in rows(tmp_path)] == [1, 2]
+    assert all(0 <= r["rule_accuracy"] <= 1 for r in rows(tmp_path))
+    assert (tmp_path / "policy" / "model.safetensors").is_file() and "rm_dir" not in summary
+    assert not (tmp_path / "checkpoint-2" / RM_DIR).exists()  # only cooper mode checkpoints an RM
+
+
+def test_model_mode_keeps_rm_frozen(assets, tmp_path, one_thread):
+    trainer, reward, _ = build_trainer(config(assets, tmp_path, "model"))
+    assert isinstance(reward, ModelReward) and trainer.beta == 1e-3
+    before = weights(reward.rm)
+    trainer.train()
+    assert same(before, weights(reward.rm))
+    assert all("rule_accuracy" in r and "rm_rule_agreement" in r for r in rows(tmp_path))
+    logged = [h for h in trainer.state.log_history if "cooper/rule_accuracy" in h]
+    assert len(logged) == 2  # reward metrics reach TRL's logs
+
+
+@pytest.fixture(scope="module")
+def cooper_run(assets, tmp_path_factory):
+    """A 2-step cooper run with a checkpoint after each step; returns (cfg, trainer, reward, initial RM weights)."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    cfg = config(assets, tmp_path_factory.mktemp("cooper"), "cooper", save_steps=1)
+    trainer, reward, _ = build_trainer(cfg)
+    initial = weights(reward.rm)
+    trainer.train()
+    torch.set_num_threads(n)
+    return cfg, trainer, reward, initial
+
+
+def test_cooper_mode_updates_rm(cooper_run):
+    cfg, trainer, reward, initial = cooper_run
+    assert isinstance(reward, CooperReward)
+    metrics = rows(cfg.output_dir)
+    assert len(metrics) == 2 and all("rule_accuracy" in r and "rm/valid_rate" in r for r in metrics)
+    assert sum(r["rm/n_valid"] for r in metrics) > 0  # the fitted policy gives some correct rollouts
+    assert not same(initial, weights(reward.rm))
+    assert any("cooper/rm/valid_rate" in h for h in trainer.state.log_history)
+
+
+def _state_equal(a, b):
+    if isinstance(a, torch.Tensor):
+        return torch.equal(a, b)
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_state_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_state_equal(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def test_checkpoint_holds_the_rm_and_resume_restores_it(cooper_run, one_thread):
+    cfg, _, reward, _ = cooper_run
+    out = Path(cfg.output_dir)
+    last = out / "checkpoint-2" / RM_DIR
+    saved = load_file(last / "model.safetensors")
+    assert all(torch.equal(saved[k], v) for k, v in reward.rm.model.state_dict().items() if k in saved)
+    state = torch.load(last / RM_STATE, weights_only=False)
+    assert _state_equal(state["optimizer"], reward.rm.optimizer.state_dict())
+    assert _state_equal(state["scheduler"], reward.rm.scheduler.state_dict())
+    assert state["negatives_rng"] == reward.negatives.rng.getstate()
+    assert not list(out.glob("checkpoint-*/.cooper_rm.tmp-*"))  # no temp dirs left behind
+
+    first = out / "checkpoint-1" / RM_DIR
+    cfg1 = RLConfig(**{**cfg.__dict__, "resume_from_checkpoint": str(out / "checkpoint-1")})
+    trainer1, reward1, info = build_trainer(cfg1)
+    assert info["checkpoint"] == str(out / "checkpoint-1")
+    saved1 = load_file(first / "model.safetensors")
+    assert all(torch.equal(saved1[k], v) for k, v in reward1.rm.model.state_dict().items() if k in saved1)
+    assert _state_equal(torch.load(first / RM_STATE, weights_only=False)["optimizer"], reward1.rm.optimizer.state_dict())
+    assert reward1.rm.scheduler.last_epoch == 1
+    assert not same(weights(reward1.rm), weights(reward.rm))  # step 1's RM, not step 2's
+    trainer1.train(resume_from_checkpoint=info["checkpoint"])  # one more step: 1 -> 2
+    assert trainer1.state.global_step == 2
+    assert [r["step"] for r in rows(out)] == [1, 2, 2]
