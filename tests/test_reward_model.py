@@ -173,3 +173,37 @@ def test_decoder_backbone_gets_pad_token(tmp_path):
     qs, refs, comps = ["a?", "b?", "c?"], ["1", "2", "3"], ["\\boxed{1}", "long " * 50 + "\\boxed{5}", "3"]
     assert m.score(qs, refs, comps, batch_size=3) == pytest.approx(
         [m.score([q], [r], [c])[0] for q, r, c in zip(qs, refs, comps)], abs=1e-5)
+
+
+def test_two_rank_rm_stays_in_sync_under_torchrun(tmp_path):
+    """torchrun --nproc_per_node 2 (gloo): broadcast at start + gradient all-reduce keep the RM copies equal."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from transformers import BertConfig, BertForSequenceClassification
+
+    from cooper_rl.models import load_tokenizer
+
+    tiny = tmp_path / "tiny-bert"
+    cfg = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+                     num_labels=1, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    BertForSequenceClassification(cfg).save_pretrained(tiny)
+    load_tokenizer("minilm-l6").save_pretrained(tiny)
+    torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent))
+    worker = Path(__file__).parent / "dist" / "rm_sync_worker.py"
+    env = {**os.environ, "RESULT_FILE": str(tmp_path / "out.json"), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([torchrun, "--standalone", "--nproc_per_node", "2", str(worker), str(tiny)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None:  # never leave ranks behind
+            os.killpg(proc.pid, 9)
+    assert proc.returncode == 0, err[-3000:]
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert out["moved"] > 0  # the RM did learn
+    assert out["max_diff"] == 0.0  # and both copies are bit-identical

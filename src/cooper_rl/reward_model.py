@@ -106,6 +106,17 @@ def encode_rm_inputs(tokenizer, questions, references, completions, max_length: 
     return out
 
 
+def _distributed() -> bool:
+    """True inside an initialised torch.distributed group of more than one process."""
+    return torch.distributed.is_available() and torch.distributed.is_initialized() and torch.distributed.get_world_size() > 1
+
+
+def _all_reduce_sum(t: torch.Tensor) -> torch.Tensor:
+    """In-place sum of ``t`` over all ranks; returns ``t``."""
+    torch.distributed.all_reduce(t, op=torch.distributed.ReduceOp.SUM)
+    return t
+
+
 class VerifyRM:
     """Reference-based reward model: an AutoModelForSequenceClassification (1 logit) + tokenizer + max_length.
 
@@ -235,7 +246,13 @@ class VerifyRM:
 
     def configure_optimizer(self, lr: float = 1e-5, weight_decay: float = 0.0, warmup_steps: int = 0,
                             max_grad_norm: float = 1.0) -> None:
-        """Create the AdamW optimizer and linear-warmup scheduler used by pairwise_update."""
+        """Create the AdamW optimizer and linear-warmup scheduler used by pairwise_update.
+
+        Under torch.distributed the RM weights are first broadcast from rank 0, so all copies start equal.
+        """
+        if _distributed():
+            for t in list(self.model.parameters()) + list(self.model.buffers()):
+                torch.distributed.broadcast(t.data, src=0)
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=lr, weight_decay=weight_decay)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda step: min(1.0, (step + 1) / warmup_steps) if warmup_steps > 0 else 1.0
@@ -246,9 +263,10 @@ class VerifyRM:
         """One optimizer step on mean over valid pairs of -logsigmoid(s_pos - s_neg) (Cooper's online RM update).
 
         `valid` (bools, default all True) masks pairs that have no real positive/negative. With no valid pair
-        a zero loss is still backpropagated (so distributed gradient all-reduce stays in step) but no step
-        is taken. Under torch.distributed the step is skipped only if no rank has a valid pair. A step with a
-        non-finite gradient norm is skipped too.
+        a zero loss is still backpropagated but no step is taken. Under torch.distributed the gradients are
+        all-reduced every call (also on ranks with no valid pair), so every rank takes the same step on the
+        mean over all ranks' valid pairs and the RM copies stay identical; the step is skipped only if no rank
+        has a valid pair. A step with a non-finite gradient norm is skipped too.
         Returns {"rm_loss": float or None, "n_valid": int, "grad_norm": float}.
         """
         n = len(questions)
@@ -261,22 +279,28 @@ class VerifyRM:
             self.configure_optimizer()
         self.model.train()
         keep = [i for i in range(n) if valid[i]]
+        n_total = _all_reduce_sum(torch.tensor([float(len(keep))], device=self.device)).item() if _distributed() else len(keep)
         if keep:
             qs, rs = [questions[i] for i in keep], [references[i] for i in keep]
             s = self.logits(qs + qs, rs + rs, [pos_completions[i] for i in keep] + [neg_completions[i] for i in keep])
-            loss = -F.logsigmoid(s[: len(keep)] - s[len(keep) :]).mean()
+            pair_losses = -F.logsigmoid(s[: len(keep)] - s[len(keep) :])
+            local_mean = pair_losses.mean().item()
+            # sum / (valid pairs on all ranks): after the gradient all-reduce (SUM) every rank holds the
+            # gradient of the mean over all valid pairs in the world
+            loss = pair_losses.sum() / max(n_total, 1.0)
         else:  # zero loss through the graph: every parameter gets a (zero) gradient
             q, r, c = (questions[0], references[0], pos_completions[0]) if n else ("", "", "")
             loss = self.logits([q], [r], [c]).sum() * 0.0
         loss.backward()
+        if _distributed():  # identical gradients on every rank, even one without a valid pair
+            for p in self.model.parameters():
+                if p.requires_grad:
+                    if p.grad is None:
+                        p.grad = torch.zeros_like(p)
+                    _all_reduce_sum(p.grad)
         grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_grad_norm)
-        n_any = len(keep)
-        if torch.distributed.is_available() and torch.distributed.is_initialized():
-            count = torch.tensor([n_any], device=self.device)
-            torch.distributed.all_reduce(count)
-            n_any = int(count.item())
-        if n_any > 0 and torch.isfinite(grad_norm):  # a non-finite gradient would corrupt the weights: skip
+        if n_total > 0 and torch.isfinite(grad_norm):  # a non-finite gradient would corrupt the weights: skip
             self.optimizer.step()
             self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
-        return {"rm_loss": loss.item() if keep else None, "n_valid": len(keep), "grad_norm": float(grad_norm)}
+        return {"rm_loss": local_mean if keep else None, "n_valid": len(keep), "grad_norm": float(grad_norm)}
