@@ -9,7 +9,7 @@ bash scripts/setup.sh
 export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 OUT=experiments/baseline/results
 GSM=${GSM8K_TEST:-../shared/data/gsm8k/test.jsonl}
-# The two evaluations run side by side, one torch thread each (2 cores; this beats 2 threads each).
+# The two evaluations run side by side, one torch thread each, so two processes do not oversubscribe 2 cores.
 OMP_NUM_THREADS=1 .venv/bin/cooper eval --model smollm2-135m-instruct --datasets builtin:test:64 --k 8 --batch_size 64 --output_dir $OUT/builtin > $OUT/builtin.log 2>&1 &
 OMP_NUM_THREADS=1 .venv/bin/cooper eval --model smollm2-135m-instruct --datasets "$GSM" --limit 24 --k 8 --batch_size 64 --output_dir $OUT/gsm8k > $OUT/gsm8k.log 2>&1 &
 wait
