@@ -67,6 +67,28 @@ def test_rule_mode_run_rl(assets, tmp_path, one_thread):
     assert all(0 <= r["rule_accuracy"] <= 1 for r in rows(tmp_path))
     assert (tmp_path / "policy" / "model.safetensors").is_file() and "rm_dir" not in summary
     assert not (tmp_path / "checkpoint-2" / RM_DIR).exists()  # only cooper mode checkpoints an RM
+    timing = [json.loads(x) for x in (tmp_path / "timing.jsonl").read_text().splitlines()]
+    assert [t["step"] for t in timing] == [1, 2]
+    for t in timing:  # every phase measured, none negative, and together they fit in the step
+        assert t["generation"] > 0 and t["ref_logprobs"] > 0 and t["policy_update"] > 0 and t["reward"] > 0
+        assert t["reward/verify"] > 0 and t["reward/rm_update"] == 0
+        assert t["generation"] + t["ref_logprobs"] + t["reward"] + t["policy_update"] <= t["step_seconds"]
+
+
+def test_periodic_evaluation_of_policy_and_rm(assets, tmp_path, one_thread):
+    labelled = tmp_path / "rm_eval.jsonl"
+    labelled.write_text("".join(json.dumps({"question": q, "reference": "7", "completion": c, "label": y}) + "\n"
+                                for q in QUESTIONS for c, y in (("\\boxed{7}", 1), ("\\boxed{8}", 0))))
+    cfg = config(assets, tmp_path / "run", "model", eval_steps=1, eval_datasets=[str(assets / "data.jsonl")], eval_k=2,
+                 rm_eval_data=str(labelled))
+    run_rl(cfg)
+    evals = [json.loads(x) for x in (tmp_path / "run" / "evals.jsonl").read_text().splitlines()]
+    assert [e["step"] for e in evals] == [0, 1, 2]
+    for e in evals:
+        (name, res), = e["policy"].items()
+        assert res["n_problems"] == 4 and 0 <= res["avg@k_strict"] <= 1
+        assert e["rm"]["n"] == 8 and 0 <= e["rm"]["accuracy"] <= 1
+    assert (tmp_path / "run" / "eval" / "step-2" / "samples.jsonl").is_file()
 
 
 def test_model_mode_keeps_rm_frozen(assets, tmp_path, one_thread):
@@ -136,4 +158,6 @@ def test_checkpoint_holds_the_rm_and_resume_restores_it(cooper_run, one_thread):
     assert not same(weights(reward1.rm), weights(reward.rm))  # step 1's RM, not step 2's
     trainer1.train(resume_from_checkpoint=info["checkpoint"])  # one more step: 1 -> 2
     assert trainer1.state.global_step == 2
-    assert [r["step"] for r in rows(out)] == [1, 2, 2]
+    assert [r["step"] for r in rows(out)] == [1, 2]  # lines after the checkpoint were dropped, then rewritten
+    timing = [json.loads(x) for x in (out / "timing.jsonl").read_text().splitlines()]
+    assert [t["step"] for t in timing] == [1, 2]

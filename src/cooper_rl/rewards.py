@@ -49,9 +49,12 @@ class RuleReward:
                  trainer_state=None, **kwargs) -> list[float]:
         """TRL reward-function entry point: one float per completion, metrics logged as a side effect."""
         texts = completion_texts(completions)
+        t0 = time.perf_counter()
         verdicts = verify.verify_batch(texts, reference, self.mode, self.timeout)
+        t_verify = time.perf_counter() - t0
         rewards, extra = self.rewards(list(question), list(reference), texts, verdicts)
-        metrics = {"rule_accuracy": sum(verdicts) / len(verdicts), "reward_mean": sum(rewards) / len(rewards), **extra}
+        metrics = {"rule_accuracy": sum(verdicts) / len(verdicts), "reward_mean": sum(rewards) / len(rewards), **extra,
+                   "time/verify": t_verify}
         if self.monitor is not None:
             metrics["hacking_warning"] = float(self.monitor.update(metrics["reward_mean"], metrics["rule_accuracy"]))
         self.last_metrics = metrics
@@ -78,9 +81,11 @@ class ModelReward(RuleReward):
 
     def rewards(self, questions, references, texts, verdicts) -> tuple[list[float], dict]:
         """RM scores and the fraction where (score >= 0.5) equals the rule verdict."""
+        t0 = time.perf_counter()
         scores = self.rm.score(questions, references, texts, batch_size=self.batch_size)
+        t_score = time.perf_counter() - t0
         agree = sum((s >= 0.5) == v for s, v in zip(scores, verdicts)) / len(scores)
-        return scores, {"rm_rule_agreement": agree}
+        return scores, {"rm_rule_agreement": agree, "time/rm_score": t_score}
 
 
 class CooperReward(ModelReward):
@@ -94,5 +99,8 @@ class CooperReward(ModelReward):
     def rewards(self, questions, references, texts, verdicts) -> tuple[list[float], dict]:
         """Scores from the RM as it is now, then one RM update (its metrics are returned with the scores)."""
         scores, extra = super().rewards(questions, references, texts, verdicts)
+        t0 = time.perf_counter()
         step = cooper_step(self.rm, self.negatives, questions, references, texts, verdicts, self.pairs_per_prompt)
-        return scores, {**extra, **{f"rm/{k}": v for k, v in step.items()}}
+        t_step = time.perf_counter() - t0
+        timing = {"time/negatives": step["neg_seconds"], "time/rm_update": t_step - step["neg_seconds"]}
+        return scores, {**extra, **{f"rm/{k}": v for k, v in step.items()}, **timing}

@@ -21,6 +21,7 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from transformers import TrainerCallback
 from cooper_rl import verify
 from cooper_rl.cooper_step import CorruptNegatives, make_negative_generator
 from cooper_rl.monitor import HackingMonitor
+from cooper_rl.profiling import StepProfiler
 from cooper_rl.rewards import CooperReward, ModelReward, RuleReward
 
 log = logging.getLogger(__name__)
@@ -89,6 +91,12 @@ class RLConfig:
     bf16: bool = False
     gradient_checkpointing: bool = False
     resume_from_checkpoint: str | None = field(default=None, metadata={"help": "A checkpoint-N dir, or 'last' for the newest in output_dir."})
+    eval_steps: int = field(default=0, metadata={"help": "Evaluate the policy (avg@k) and the RM every N steps and at step 0 (0: never)."})
+    eval_datasets: list[str] = field(default_factory=lambda: ["builtin:test:32"], metadata={"help": "Held-out problem sources for avg@k."})
+    eval_k: int = field(default=4, metadata={"help": "Samples per problem in the periodic evaluation (paper: 8)."})
+    eval_max_new_tokens: int | None = field(default=None, metadata={"help": "Default: max_completion_length."})
+    eval_batch_size: int = 64
+    rm_eval_data: str | None = field(default=None, metadata={"help": "Labelled file for the RM's accuracy over training (model/cooper)."})
 
 
 def build_dataset(cfg: RLConfig, tokenizer):
@@ -213,6 +221,79 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
     return reward
 
 
+class EvalCallback(TrainerCallback):
+    """Every cfg.eval_steps steps (and before the first): avg@k of the policy on cfg.eval_datasets (T=0.7,
+    top-p 0.95) and, with cfg.rm_eval_data, the RM's metrics on that labelled file. One JSON line per
+    evaluation in output_dir/evals.jsonl; samples under output_dir/eval/step-N."""
+
+    def __init__(self, cfg: RLConfig, trainer, reward):
+        from cooper_rl.train_rm import load_rm_rows
+
+        self.cfg, self.trainer, self.reward = cfg, trainer, reward
+        self.rm_rows = load_rm_rows(cfg.rm_eval_data) if cfg.rm_eval_data else None
+
+    def evaluate(self, step: int) -> dict:
+        """Run both evaluations now; return (and append) the record."""
+        from cooper_rl.eval_rm import binary_metrics
+        from cooper_rl.evaluate import EvalConfig, evaluate
+
+        cfg, out = self.cfg, Path(self.cfg.output_dir)
+        model = self.trainer.accelerator.unwrap_model(self.trainer.model)
+        was_training = model.training
+        model.eval()
+        ecfg = EvalConfig(model=cfg.policy, datasets=cfg.eval_datasets, k=cfg.eval_k, prompt_template=cfg.prompt_template,
+                          max_new_tokens=cfg.eval_max_new_tokens or cfg.max_completion_length, batch_size=cfg.eval_batch_size,
+                          output_dir=str(out / "eval" / f"step-{step}"), seed=cfg.seed + step, resume=False)
+        t0 = time.perf_counter()
+        try:  # evaluate() seeds torch: keep the training RNG streams untouched
+            with torch.random.fork_rng(devices=range(torch.cuda.device_count())):
+                summary = evaluate(ecfg, model=model, tokenizer=self.trainer.processing_class)
+        finally:
+            model.train(was_training)
+        rec = {"step": step, "eval_seconds": time.perf_counter() - t0,
+               "policy": {name: {k: v for k, v in d.items() if k in ("avg@k_strict", "avg@k_lenient", "pass@k_strict", "answered_rate", "mean_new_tokens", "n_problems")}
+                          for name, d in summary["per_dataset"].items()}}
+        rm = getattr(self.reward, "rm", None)
+        if self.rm_rows is not None and rm is not None:
+            q, r, c, y = (list(x) for x in zip(*[(row["question"], row["reference"], row["completion"], row["label"]) for row in self.rm_rows]))
+            probs = rm.score(q, r, c, batch_size=cfg.rm_batch_size)
+            rec["rm"] = binary_metrics(y, probs)
+        with open(out / "evals.jsonl", "a") as f:
+            f.write(json.dumps(rec) + "\n")
+        print(json.dumps({"eval_step": step, **{n: round(d["avg@k_strict"], 4) for n, d in rec["policy"].items()},
+                          **({"rm_accuracy": round(rec["rm"]["accuracy"], 4)} if "rm" in rec else {})}))
+        return rec
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        """Evaluate the starting policy (not when resuming)."""
+        if state.global_step == 0 and state.is_world_process_zero:
+            self.evaluate(0)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        """Evaluate every eval_steps steps."""
+        if state.global_step % self.cfg.eval_steps == 0 and state.is_world_process_zero:
+            self.evaluate(state.global_step)
+
+
+def trim_logs(output_dir: str | os.PathLike, step: int) -> None:
+    """Drop lines of metrics/timing/evals jsonl written after `step` (a resumed run writes them again)."""
+    for name in ("metrics.jsonl", "timing.jsonl", "evals.jsonl"):
+        path = Path(output_dir) / name
+        if not path.is_file():
+            continue
+        keep = []
+        for line in path.read_text().splitlines(keepends=True):
+            try:
+                s = json.loads(line).get("step")
+            except json.JSONDecodeError:  # a line cut by a kill
+                continue
+            if s is None or s <= step:
+                keep.append(line)
+        tmp = path.with_suffix(".jsonl.tmp")
+        tmp.write_text("".join(keep))
+        tmp.replace(path)
+
+
 def build_trainer(cfg: RLConfig):
     """(GRPOTrainer, reward callable, info dict) ready to train; nothing is trained yet."""
     from trl import GRPOConfig, GRPOTrainer
@@ -225,6 +306,8 @@ def build_trainer(cfg: RLConfig):
         raise ValueError(f"prompts_per_step * num_generations = {per_step} must be divisible by "
                          f"processes ({world}) * gradient_accumulation_steps ({cfg.gradient_accumulation_steps})")
     checkpoint = resolve_checkpoint(cfg)
+    if checkpoint is not None and int(os.environ.get("RANK", "0")) == 0:  # the resumed steps will be logged again
+        trim_logs(cfg.output_dir, json.loads((Path(checkpoint) / "trainer_state.json").read_text())["global_step"])
     tokenizer = load_tokenizer(cfg.policy)
     tokenizer.padding_side = "left"
     dataset, dropped = build_dataset(cfg, tokenizer)
@@ -248,6 +331,11 @@ def build_trainer(cfg: RLConfig):
         processing_class=tokenizer,
         callbacks=[RMCheckpointCallback(reward)] if cfg.reward == "cooper" else None,
     )
+    trainer.add_callback(StepProfiler(trainer, reward, Path(cfg.output_dir) / "timing.jsonl"))
+    if cfg.eval_steps > 0:
+        if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+            raise ValueError("eval_steps > 0 is single-process only; evaluate checkpoints with `cooper eval` instead")
+        trainer.add_callback(EvalCallback(cfg, trainer, reward))
     return trainer, reward, {"checkpoint": checkpoint, "n_prompts": len(dataset), "n_dropped_long_prompts": dropped}
 
 
