@@ -22,6 +22,11 @@ def parse_config(cls, argv: list[str], prog: str = "cooper"):
     """An instance of dataclass ``cls`` from defaults < ``--config`` YAML < CLI flags."""
     from transformers import HfArgumentParser
 
+    positional = getattr(cls, "POSITIONAL", None)  # leading bare arguments fill this list field
+    if positional:
+        n = next((i for i, a in enumerate(argv) if a.startswith("-")), len(argv))
+        if n:
+            argv = [f"--{positional}", *argv[:n], *argv[n:]]
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--config", default=None)
     known, rest = pre.parse_known_args(argv)
@@ -40,7 +45,10 @@ def parse_config(cls, argv: list[str], prog: str = "cooper"):
             raise SystemExit(f"{prog}: {path}: unknown option(s) {unknown}; valid: {sorted(names)}")
         parser.set_defaults(**values)
     # argv still holds --config so that --help lists it; the extra namespace it yields is dropped
-    return parser.parse_args_into_dataclasses(args=argv)[0]
+    cfg, *_, remaining = parser.parse_args_into_dataclasses(args=argv, return_remaining_strings=True)
+    if remaining:
+        parser.error(f"unrecognized arguments: {' '.join(remaining)}")
+    return cfg
 
 
 @dataclass
@@ -81,6 +89,7 @@ COMMANDS = {  # name: (module, config dataclass, run function, description)
     "train-rm": ("train_rm", "TrainRMConfig", "run_train_rm", "train a VerifyRM (BCE) with the HF Trainer"),
     "eval-rm": ("eval_rm", "EvalRMConfig", "run_eval_rm", "evaluate a VerifyRM vs the rule verifier on labelled rows"),
     "rl": ("rl", "RLConfig", "run_rl", "GRPO (TRL) with rule, static-RM or Cooper rewards"),
+    "plot": ("plot", "PlotConfig", "run_plot", "training-dynamics figure of one or more rl runs"),
     "demo": ("demo", "DemoConfig", "run_demo", "offline demo on the embedded defaults"),
 }
 

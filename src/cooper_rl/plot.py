@@ -1,0 +1,140 @@
+"""``cooper plot RUN_DIR...``: training-dynamics figures of one or more ``cooper rl`` runs (cf. the paper's Fig. 3/4).
+
+Reads each run's metrics.jsonl (one line per step: rule_accuracy of the rollouts, reward_mean, hacking_warning,
+rm_rule_agreement, rm/...) and evals.jsonl (periodic held-out avg@k and RM accuracy, when eval_steps > 0), and
+draws, with one colour per run:
+
+    rollout rule accuracy (train)     policy reward (train; x = hacking-monitor warnings)
+    held-out accuracy avg@k (strict)  RM accuracy on the fixed labelled set (solid) / RM-vs-rule agreement (dotted)
+
+Training curves are smoothed with a trailing moving average (raw values faint behind).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class PlotConfig:
+    """Options of ``cooper plot``."""
+
+    POSITIONAL = "run_dirs"  # `cooper plot A B` == `cooper plot --run_dirs A B`
+
+    run_dirs: list[str] = field(default_factory=list, metadata={"help": "Run directories of `cooper rl` (positional)."})
+    labels: list[str] | None = field(default=None, metadata={"help": "Legend labels (default: reward mode + dir name)."})
+    output: str | None = field(default=None, metadata={"help": "PNG path (default: RUN_DIR/dynamics.png of the first run)."})
+    smooth: int = field(default=5, metadata={"help": "Moving-average window (steps) for training curves."})
+    title: str | None = None
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    """Rows of a jsonl file (missing file: []; a line cut by a kill is skipped)."""
+    if not path.is_file():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return rows
+
+
+def moving_average(values: list[float], window: int) -> list[float]:
+    """Trailing mean over the last `window` values at each position."""
+    out, acc = [], 0.0
+    for i, v in enumerate(values):
+        acc += v
+        if i >= window:
+            acc -= values[i - window]
+        out.append(acc / min(i + 1, window))
+    return out
+
+
+def load_run(run_dir: str | Path) -> dict:
+    """{label, metrics (rows with a step), evals} of one run directory (FileNotFoundError if it has neither file)."""
+    d = Path(run_dir)
+    metrics = [r for r in read_jsonl(d / "metrics.jsonl") if r.get("step") is not None]
+    evals = read_jsonl(d / "evals.jsonl")
+    if not metrics and not evals:
+        raise FileNotFoundError(f"{d}: no metrics.jsonl or evals.jsonl (is it a `cooper rl` output_dir?)")
+    cfg = json.loads((d / "rl_config.json").read_text()) if (d / "rl_config.json").is_file() else {}
+    return {"label": f"{cfg.get('reward', '?')} ({d.name})", "metrics": metrics, "evals": evals}
+
+
+def plot_runs(cfg: PlotConfig) -> Path:
+    """Draw the 2x2 figure for cfg.run_dirs and write it as PNG; returns the path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from cooper_rl.data import DataError
+
+    if not cfg.run_dirs:
+        raise DataError("give at least one run directory: cooper plot RUN_DIR [RUN_DIR ...]")
+    runs = [load_run(d) for d in cfg.run_dirs]
+    if cfg.labels:
+        if len(cfg.labels) != len(runs):
+            raise DataError(f"{len(cfg.labels)} labels for {len(runs)} runs")
+        for r, lab in zip(runs, cfg.labels):
+            r["label"] = lab
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8), sharex=True)
+    (ax_acc, ax_rew), (ax_test, ax_rm) = axes
+    for i, run in enumerate(runs):
+        color = f"C{i}"
+        m = run["metrics"]
+        steps = [r["step"] for r in m]
+        for ax, key in ((ax_acc, "rule_accuracy"), (ax_rew, "reward_mean")):
+            ys = [r.get(key) for r in m]
+            pts = [(s, y) for s, y in zip(steps, ys) if y is not None]
+            if pts:
+                xs, ys = zip(*pts)
+                ax.plot(xs, ys, color=color, alpha=0.2, lw=0.8)
+                ax.plot(xs, moving_average(list(ys), cfg.smooth), color=color, lw=2, label=run["label"])
+        warn = [(r["step"], r["reward_mean"]) for r in m if r.get("hacking_warning")]
+        if warn:
+            ax_rew.scatter(*zip(*warn), marker="x", color=color, s=30, zorder=3)
+        agree = [(r["step"], r["rm_rule_agreement"]) for r in m if r.get("rm_rule_agreement") is not None]
+        if agree:
+            ax_rm.plot(*zip(*agree), color=color, ls=":", alpha=0.6)
+        ev = run["evals"]
+        if ev:
+            names = sorted({n for e in ev for n in e.get("policy", {})})
+            for j, name in enumerate(names):
+                pts = [(e["step"], e["policy"][name]["avg@k_strict"]) for e in ev if name in e.get("policy", {})]
+                ax_test.plot(*zip(*pts), color=color, marker="o", ms=3, ls=("-", "--", "-.", ":")[j % 4],
+                             label=f"{run['label']} · {name}")
+            rm = [(e["step"], e["rm"]["accuracy"]) for e in ev if e.get("rm")]
+            if rm:
+                ax_rm.plot(*zip(*rm), color=color, marker="o", ms=3, label=run["label"])
+    ax_acc.set_title("rollout accuracy (rule verifier, train)")
+    ax_rew.set_title("policy reward (train; x = hacking warning)")
+    ax_test.set_title("held-out accuracy avg@k (strict)")
+    ax_rm.set_title("RM accuracy on labelled set (·· RM-vs-rule agreement on rollouts)")
+    for ax in axes.flat:
+        ax.grid(alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+    for ax in axes[1]:
+        ax.set_xlabel("step")
+    if cfg.title:
+        fig.suptitle(cfg.title)
+    fig.tight_layout()
+    out = Path(cfg.output) if cfg.output else Path(cfg.run_dirs[0]) / "dynamics.png"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.stem + ".tmp.png")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    tmp.replace(out)
+    return out
+
+
+def run_plot(cfg: PlotConfig) -> Path:
+    """``cooper plot``: write the figure and print its path."""
+    out = plot_runs(cfg)
+    print(f"[plot] wrote {out}")
+    return out

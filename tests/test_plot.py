@@ -1,0 +1,54 @@
+"""cooper plot: reads run dirs (metrics.jsonl, evals.jsonl), positional CLI args, clear errors."""
+
+import json
+
+import pytest
+
+from cooper_rl.cli import main
+from cooper_rl.plot import PlotConfig, load_run, moving_average, plot_runs
+
+
+def fake_run(d, reward, n=12, with_evals=True):
+    d.mkdir(parents=True)
+    (d / "rl_config.json").write_text(json.dumps({"reward": reward}))
+    rows = [{"step": s, "rule_accuracy": s / n, "reward_mean": 1 - s / n, "rm_rule_agreement": 0.5,
+             "hacking_warning": float(s == 7)} for s in range(1, n + 1)]
+    (d / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"step": 13, "rule_acc')  # cut line
+    if with_evals:
+        ev = [{"step": s, "policy": {"builtin": {"avg@k_strict": s / 20}}, "rm": {"accuracy": 0.6}} for s in (0, 6, 12)]
+        (d / "evals.jsonl").write_text("".join(json.dumps(e) + "\n" for e in ev))
+    return d
+
+
+def test_moving_average():
+    assert moving_average([1, 2, 3, 4], 2) == [1, 1.5, 2.5, 3.5]
+    assert moving_average([], 3) == []
+
+
+def test_load_run_skips_cut_lines_and_labels_by_mode(tmp_path):
+    run = load_run(fake_run(tmp_path / "a", "cooper"))
+    assert len(run["metrics"]) == 12 and len(run["evals"]) == 3 and run["label"] == "cooper (a)"
+
+
+def test_plot_several_runs_writes_png(tmp_path):
+    a, b = fake_run(tmp_path / "a", "rule"), fake_run(tmp_path / "b", "model", with_evals=False)
+    out = plot_runs(PlotConfig(run_dirs=[str(a), str(b)], output=str(tmp_path / "fig.png")))
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
+    assert not list(tmp_path.glob("*.tmp.png"))
+
+
+def test_cli_positional_run_dirs(tmp_path, capsys):
+    a = fake_run(tmp_path / "a", "rule")
+    assert main(["plot", str(a), "--smooth", "3"]) == 0
+    assert (a / "dynamics.png").is_file() and "dynamics.png" in capsys.readouterr().out
+
+
+def test_cli_errors_name_the_problem(tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    assert main(["plot", str(tmp_path / "empty")]) == 2
+    assert "no metrics.jsonl" in capsys.readouterr().err
+    a = fake_run(tmp_path / "a", "rule")
+    assert main(["plot", str(a), "--labels", "x", "y"]) == 2
+    assert "2 labels for 1 runs" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["plot", str(a), "--no_such_flag", "1"])
