@@ -64,6 +64,13 @@ def test_json_parquet_and_mapping(tmp_path):
     assert load_problems(str(tmp_path / "v.jsonl")).problems[0].answer == "3"
 
 
+def test_builtin_levels_in_source():
+    assert {p.level for p in load_problems("builtin:train:9:1").problems} == {1}
+    assert {p.level for p in load_problems("builtin:test:12:2,3").problems} == {2, 3}
+    with pytest.raises(DataError, match="builtin:train:5:9"):
+        load_problems("builtin:train:5:9")
+
+
 def test_builtin_and_roundtrip(tmp_path):
     res = load_problems("builtin:test:12")
     assert len(res.problems) == 12 and res.problems == generate_problems(12, "test")

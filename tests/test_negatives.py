@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from cooper_rl import verify
-from cooper_rl.negatives import corrupt_solution, wrong_values
+from cooper_rl.negatives import ANSWER_STYLES, corrupt_solution, restyle, verification_rows, wrong_values
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -47,3 +47,30 @@ def test_on_real_solutions_judged_against_reference():
                 made += 1
                 assert not verify.verify(neg, ref, "lenient") and not verify.verify(neg, ref, "strict")
     assert made >= 0.9 * sum(min(3, len(r["cots"])) for r in rows)
+
+
+def test_restyle_every_style_keeps_the_answer():
+    sol = "He has 3 + 4 = <<3+4=7>>7 apples.\n#### 7"
+    for style in ANSWER_STYLES:
+        text = restyle(sol, style, drop_calc=True)
+        assert "<<" not in text and verify.verify(text, "7", "lenient")
+        assert verify.verify(text, "7", "strict") == (style != "plain")  # plain has no answer marker
+    assert restyle("no marker here", "hash") is None
+    with pytest.raises(ValueError):
+        restyle(sol, "haiku")
+
+
+def test_verification_rows_separate_only_by_answer():
+    from cooper_rl.tasks import generate_problems
+
+    rng = random.Random(0)
+    n_pos = n_neg = 0
+    for p in generate_problems(60, seed=3):
+        rows = verification_rows(p.question, p.answer, p.solution, rng, wrong_reference_rate=1.0)
+        pos, *negs = rows
+        assert verify.verify(pos["completion"], pos["reference"], "lenient") and pos["reference"] == p.answer
+        for n in negs:  # same style as the positive, and wrong against its reference
+            assert n["source"].split(":")[1] == pos["source"].split(":")[1]
+            assert not verify.verify(n["completion"], n["reference"], "lenient")
+        n_pos, n_neg = n_pos + 1, n_neg + len(negs)
+    assert n_pos == 60 and n_neg >= 100

@@ -19,53 +19,22 @@ usage: python experiments/verifyrm/augment.py [SHARED_DATA_DIR] [N_BUILTIN]
 
 import json
 import random
-import re
 import sys
 from pathlib import Path
 
 from cooper_rl.data import load_problems
-from cooper_rl.negatives import corrupt_solution, wrong_values
+from cooper_rl.negatives import verification_rows
 from cooper_rl.tasks import generate_problems
 
 SHARED = Path(sys.argv[1] if len(sys.argv) > 1 else "../shared/data")
 N_BUILTIN = int(sys.argv[2]) if len(sys.argv) > 2 else 1500
 OUT = Path(__file__).parent / "data"
 rng = random.Random(1)
-STYLES = ("hash", "answer_is", "boxed", "plain")
-
-
-def restyle(text: str, style: str, drop_calc: bool) -> str | None:
-    """`text` (ending in '#### N') rewritten to end in answer style `style`; None if it has no #### line."""
-    if "####" not in text:
-        return None
-    body, ans = text.rsplit("####", 1)
-    body, ans = body.rstrip(), ans.strip()
-    if drop_calc:
-        body = re.sub(r"<<[^>]*>>", "", body)
-    if style == "hash":
-        return f"{body}\n#### {ans}"
-    if style == "answer_is":
-        return f"{body}\nThe answer is {ans}."
-    if style == "boxed":
-        return f"{body}\nThe answer is $\\boxed{{{ans}}}$."
-    return body if ans in body[-40:] else f"{body}\nSo the result is {ans}."
 
 
 def emit(rows, question, reference, solution, source, pid):
-    """Append a restyled positive, its corruption and a wrong-reference copy (when each can be made)."""
-    style, drop = rng.choice(STYLES), rng.random() < 0.5
-    corrupted = corrupt_solution(solution, reference, rng)
-    pos = restyle(solution, style, drop)
-    if pos is None:
-        return
-    rows.append({"question": question, "reference": reference, "completion": pos, "source": f"{source}:{style}", "problem_id": pid})
-    if corrupted is not None:
-        neg = restyle(corrupted, style, drop)
-        if neg is not None:
-            rows.append({"question": question, "reference": reference, "completion": neg, "source": f"{source}-corrupted:{style}", "problem_id": pid})
-    wrong = wrong_values(reference, rng, n=1)
-    if wrong and rng.random() < 0.5:
-        rows.append({"question": question, "reference": wrong[0], "completion": pos, "source": f"{source}-wrongref:{style}", "problem_id": pid})
+    """Append the hard-negative rows of one correct solution (negatives.verification_rows)."""
+    rows.extend({**r, "problem_id": pid} for r in verification_rows(question, reference, solution, rng, source=source))
 
 
 rows: list[dict] = []

@@ -169,7 +169,7 @@ def _load_hf(spec: str, split: str | None, qf, af, limit, skip_invalid) -> LoadR
 def load_problems(source: str, *, split: str | None = None, question_field: str | None = None,
                   answer_field: str | None = None, limit: int | None = None, skip_invalid: bool = False,
                   seed: int = 0) -> LoadResult:
-    """Load problems from `source`: 'builtin[:train|test[:N]]', a .jsonl/.json/.parquet path, or 'hf:NAME[:CONFIG]'.
+    """Load problems from `source`: 'builtin[:train|test[:N[:LEVELS]]]' (LEVELS e.g. '1' or '1,2'), a .jsonl/.json/.parquet path, or 'hf:NAME[:CONFIG]'.
 
     `split` picks the builtin split (default train; overridden by the source string) or the HF split (default test);
     it is ignored for files. Columns are auto-detected unless question_field/answer_field are given. `limit` keeps the
@@ -178,8 +178,12 @@ def load_problems(source: str, *, split: str | None = None, question_field: str 
     if source == "builtin" or source.startswith("builtin:"):
         parts = source.split(":")
         bsplit = parts[1] if len(parts) > 1 and parts[1] else (split or "train")
-        n = int(parts[2]) if len(parts) > 2 else (limit or DEFAULT_BUILTIN_N)
-        probs = generate_problems(n, bsplit, seed)[:limit]
+        n = int(parts[2]) if len(parts) > 2 and parts[2] else (limit or DEFAULT_BUILTIN_N)
+        try:
+            levels = tuple(int(x) for x in parts[3].split(",")) if len(parts) > 3 else (1, 2, 3)
+            probs = generate_problems(n, bsplit, seed, levels=levels)[:limit]
+        except ValueError as e:
+            raise DataError(f"bad builtin source {source!r} (builtin[:train|test[:N[:LEVELS like 1,2]]]): {e}") from e
         return LoadResult(probs, len(probs))
     if source.startswith("hf:"):
         return _load_hf(source[3:], split, question_field, answer_field, limit, skip_invalid)

@@ -60,3 +60,48 @@ def corrupt_solution(solution: str, reference: str, rng: random.Random | None = 
         if text != solution and verify.extract_answer(text, "lenient") is not None and not verify.verify(text, reference, "lenient"):
             return text
     return None
+
+
+ANSWER_STYLES = ("hash", "answer_is", "boxed", "plain")
+
+
+def restyle(solution: str, style: str, drop_calc: bool = False) -> str | None:
+    """A solution ending in '#### N' rewritten to end in another answer style (None without a #### line):
+    'hash' (#### N), 'answer_is' (The answer is N.), 'boxed' (\\boxed{N}), 'plain' (no marker; the last
+    sentence states N). drop_calc removes GSM8K calculator annotations <<...>>."""
+    if "####" not in solution:
+        return None
+    body, ans = solution.rsplit("####", 1)
+    body, ans = body.rstrip(), ans.strip()
+    if drop_calc:
+        body = re.sub(r"<<[^>]*>>", "", body)
+    if style == "hash":
+        return f"{body}\n#### {ans}"
+    if style == "answer_is":
+        return f"{body}\nThe answer is {ans}."
+    if style == "boxed":
+        return f"{body}\nThe answer is $\\boxed{{{ans}}}$."
+    if style == "plain":
+        return body if ans in body[-40:] else f"{body}\nSo the result is {ans}."
+    raise ValueError(f"unknown answer style {style!r}: use one of {ANSWER_STYLES}")
+
+
+def verification_rows(question: str, reference: str, solution: str, rng: random.Random,
+                      wrong_reference_rate: float = 0.5, source: str = "solution") -> list[dict]:
+    """Hard-negative RM training rows (collect format, unlabelled) from one correct '#### N' solution:
+    the solution in a random answer style (correct), its corruption in the SAME style (wrong answer), and
+    with probability wrong_reference_rate the correct text paired with a wrong reference. Style alone can
+    never separate the classes: only comparing the final answer with the reference does."""
+    style, drop = rng.choice(ANSWER_STYLES), rng.random() < 0.5
+    pos = restyle(solution, style, drop)
+    if pos is None:
+        return []
+    rows = [{"question": question, "reference": reference, "completion": pos, "source": f"{source}:{style}"}]
+    corrupted = corrupt_solution(solution, reference, rng)
+    neg = restyle(corrupted, style, drop) if corrupted is not None else None
+    if neg is not None:
+        rows.append({"question": question, "reference": reference, "completion": neg, "source": f"{source}-corrupted:{style}"})
+    wrong = wrong_values(reference, rng, n=1)
+    if wrong and rng.random() < wrong_reference_rate:
+        rows.append({"question": question, "reference": wrong[0], "completion": pos, "source": f"{source}-wrongref:{style}"})
+    return rows
