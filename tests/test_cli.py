@@ -53,7 +53,7 @@ def test_unknown_command():
     assert main([]) == 0
 
 
-@pytest.mark.parametrize("name", ["eval", "data", "collect", "label", "train-rm", "eval-rm", "rl", "demo"])
+@pytest.mark.parametrize("name", ["eval", "data", "collect", "label", "train-rm", "eval-rm", "rl", "plot", "demo"])
 def test_every_command_has_config_and_help(name, capsys):
     with pytest.raises(SystemExit) as e:
         main([name, "--help"])
