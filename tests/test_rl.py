@@ -71,7 +71,8 @@ def test_rule_mode_run_rl(assets, tmp_path, one_thread):
     assert [t["step"] for t in timing] == [1, 2]
     for t in timing:  # every phase measured, none negative, and together they fit in the step
         assert t["generation"] > 0 and t["ref_logprobs"] > 0 and t["policy_update"] > 0 and t["reward"] > 0
-        assert t["reward/verify"] > 0 and t["reward/rm_update"] == 0
+        assert t["reward/verify"] > 0 and t["reward/rm_update"] == 0 and 0 < t["completion_tokens"] <= 8 * 12
+        assert t["prompt_tokens"] + t["completion_tokens"] <= t["padded_tokens"]
         assert t["generation"] + t["ref_logprobs"] + t["reward"] + t["policy_update"] <= t["step_seconds"]
 
 

@@ -12,6 +12,7 @@ Phases (seconds, summed over the step's micro-batches):
                       rm_update   RM forward/backward/step on the pairs (cooper)
     policy_update   training_step minus input preparation: policy forward/backward (incl. optimizer step*)
     step            on_step_begin -> on_step_end wall time
+    *_tokens        prompt/completion tokens generated this step (real), and batch x padded length
 
 *The Trainer's optimizer.step runs outside training_step; it is in `step` but not in `policy_update`.
 The profiler wraps bound methods of one trainer instance (no TRL subclassing, no change to its results).
@@ -41,7 +42,7 @@ class StepProfiler(TrainerCallback):
         self.acc: dict[str, float] = defaultdict(float)
         self.records: list[dict] = []
         self._t0 = None
-        self._wrap("_generate", lambda *a, **k: "generation")
+        self._wrap("_generate", lambda *a, **k: "generation", on_result=self._count_tokens)
         self._wrap("_calculate_rewards", lambda *a, **k: "reward")
         self._wrap("_prepare_inputs", lambda *a, **k: "prepare_inputs")
         self._wrap("training_step", lambda *a, **k: "training_step")
@@ -53,7 +54,15 @@ class StepProfiler(TrainerCallback):
             return "ref_logprobs"
         return "policy_logprobs" if torch.is_grad_enabled() else "old_logprobs"
 
-    def _wrap(self, name: str, phase_of) -> None:
+    def _count_tokens(self, result) -> None:
+        """Token counts of one _generate result (prompt_ids, completion_ids, ...): real and padded."""
+        prompt_ids, completion_ids = result[0], result[1]
+        self.acc["prompt_tokens"] += sum(len(x) for x in prompt_ids)
+        self.acc["completion_tokens"] += sum(len(x) for x in completion_ids)
+        if prompt_ids:  # sequences as the log-prob/update forwards see them: padded to the longest
+            self.acc["padded_tokens"] += len(prompt_ids) * (max(map(len, prompt_ids)) + max(map(len, completion_ids), default=0))
+
+    def _wrap(self, name: str, phase_of, on_result=None) -> None:
         fn = getattr(self.trainer, name)
 
         @functools.wraps(fn)
@@ -61,9 +70,12 @@ class StepProfiler(TrainerCallback):
             phase = phase_of(*args, **kwargs)
             t = time.perf_counter()
             try:
-                return fn(*args, **kwargs)
+                out = fn(*args, **kwargs)
             finally:
                 self.acc[phase] += time.perf_counter() - t
+            if on_result is not None:
+                on_result(out)
+            return out
 
         setattr(self.trainer, name, timed)
 
@@ -81,6 +93,7 @@ class StepProfiler(TrainerCallback):
         metrics = getattr(self.reward, "last_metrics", {}) or {}
         for k in REWARD_PHASES:
             rec[f"reward/{k}"] = float(metrics.get(f"time/{k}", 0.0))
+        rec.update({k: int(a.get(k, 0)) for k in ("prompt_tokens", "completion_tokens", "padded_tokens")})
         rec["other"] = rec["step_seconds"] - sum(rec[k] for k in ("generation", "old_logprobs", "ref_logprobs", "reward", "policy_update"))
         self.records.append(rec)
         if self.path is not None and state.is_world_process_zero:
