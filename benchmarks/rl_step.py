@@ -1,0 +1,137 @@
+"""RL step time and its breakdown for rule / model / cooper on the CPU preset, alternated in one run,
+plus the FLOP/s the policy update and generation achieve against the machine's fp32 matmul peak.
+
+  python benchmarks/rl_step.py [--rounds 3] [--steps 6] [--rm minilm-l6] [--config configs/rl_cpu.yaml]
+
+Each round runs `cooper rl` once per mode (fresh process, same seed, same preset; the order rotates between
+rounds), for --steps steps; the first step of each run is warm-up and dropped. Per-phase seconds come from
+timing.jsonl (cooper_rl.profiling). Headline: cooper/rule step-time ratio = median over rounds of the ratio of
+that round's median step times (target <= 1.05 with the corrupt negatives).
+
+FLOPs: a decoder forward costs ~2 N tokens (N = non-embedding parameters), forward+backward ~6 N tokens.
+generation       2 N (prompt + completion tokens, real)            / generation seconds
+policy update    6 N (padded tokens: the batch as it is computed)  / policy_update seconds
+Peak: median of 2048x2048 fp32 matmuls (2 n^3 FLOPs each), same thread count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from common import median, write_result  # noqa: E402
+
+ROOT = Path(__file__).parent.parent
+PHASES = ("generation", "ref_logprobs", "old_logprobs", "reward", "policy_update", "other",
+          "reward/verify", "reward/rm_score", "reward/negatives", "reward/rm_update")
+
+
+def matmul_peak(n: int = 2048, repeats: int = 10) -> float:
+    """Median fp32 GFLOP/s of an n x n matmul on this process's threads."""
+    import torch
+
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b
+    ts = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        a @ b
+        ts.append(time.perf_counter() - t)
+    return 2 * n**3 / median(ts) / 1e9
+
+
+def non_embedding_params(policy: str) -> int:
+    """Parameters of the policy minus its token embeddings (tied LM head counted once, as a matmul)."""
+    from transformers import AutoConfig
+
+    from cooper_rl.models import resolve_model
+
+    cfg = AutoConfig.from_pretrained(resolve_model(policy))
+    h, i, layers = cfg.hidden_size, cfg.intermediate_size, cfg.num_hidden_layers
+    kv = h // cfg.num_attention_heads * cfg.num_key_value_heads
+    per_layer = h * h * 2 + h * kv * 2 + 3 * h * i  # q,o + k,v + gate,up,down
+    return layers * per_layer + h * cfg.vocab_size  # + the LM head projection
+
+
+def run_mode(mode: str, out: Path, args) -> list[dict]:
+    """Run `cooper rl` for one mode; return its timing records without the warm-up step."""
+    if out.exists():
+        shutil.rmtree(out)
+    cmd = [str(ROOT / ".venv/bin/cooper"), "rl", "--config", args.config, "--reward", mode, "--rm", args.rm,
+           "--max_steps", str(args.steps), "--save_steps", "100000", "--output_dir", str(out), "--eval_steps", "0"]
+    log = out.parent / f"{out.name}.log"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as f:
+        subprocess.run(cmd, check=True, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT)
+    recs = [json.loads(x) for x in (out / "timing.jsonl").read_text().splitlines()]
+    for d in ("policy", "rm"):  # weights are not needed (and large)
+        shutil.rmtree(out / d, ignore_errors=True)
+    return recs[1:]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--rm", default="minilm-l6", help="RM for model/cooper (a trained VerifyRM dir or a backbone).")
+    ap.add_argument("--config", default="configs/rl_cpu.yaml")
+    ap.add_argument("--work", default="benchmarks/results/rl_step_runs")
+    ap.add_argument("--name", default="rl_step")
+    args = ap.parse_args()
+    modes = ["rule", "model", "cooper"]
+    runs = {m: [] for m in modes}
+    for r in range(args.rounds):
+        order = modes[r % 3:] + modes[: r % 3]
+        for m in order:
+            t = time.time()
+            recs = run_mode(m, Path(args.work) / f"round{r}-{m}", args)
+            runs[m].append(recs)
+            print(f"round {r} {m}: median step {median([x['step_seconds'] for x in recs]):.2f} s "
+                  f"({time.time() - t:.0f} s wall)", flush=True)
+
+    per_mode = {}
+    for m in modes:
+        recs = [x for run in runs[m] for x in run]
+        per_mode[m] = {"n_steps": len(recs), "step_seconds_median": median([x["step_seconds"] for x in recs]),
+                       **{f"{p}_median": median([x.get(p, 0.0) for x in recs]) for p in PHASES},
+                       "completion_tokens_median": median([x["completion_tokens"] for x in recs])}
+    ratios = {m: median([median([x["step_seconds"] for x in c]) / median([x["step_seconds"] for x in rl])
+                         for c, rl in zip(runs[m], runs["rule"])]) for m in ("model", "cooper")}
+    # per generated token too: step time varies with how long the sampled completions are
+    per_tok = {m: median([median([x["step_seconds"] / max(1, x["completion_tokens"]) for x in c])
+                          / median([x["step_seconds"] / max(1, x["completion_tokens"]) for x in rl])
+                          for c, rl in zip(runs[m], runs["rule"])]) for m in ("model", "cooper")}
+
+    import torch
+
+    from cooper_rl.rl import RLConfig  # noqa: F401  (same package version as the runs)
+
+    n = non_embedding_params("smollm2-135m-instruct")
+    peak = matmul_peak()
+    all_recs = [x for m in modes for run in runs[m] for x in run]
+    gen_flops = median([2 * n * (x["prompt_tokens"] + x["completion_tokens"]) / x["generation"] for x in all_recs]) / 1e9
+    upd_flops = median([6 * n * x["padded_tokens"] / x["policy_update"] for x in all_recs]) / 1e9
+    result = {
+        "config": args.config, "rm": args.rm, "rounds": args.rounds, "steps_per_run": args.steps,
+        "warmup_steps_dropped": 1, "omp_threads": os.environ.get("OMP_NUM_THREADS"), "torch_threads": torch.get_num_threads(),
+        "per_mode": per_mode,
+        "ratio_vs_rule": ratios, "ratio_vs_rule_per_completion_token": per_tok,
+        "flops": {"policy_non_embedding_params": n, "matmul_peak_gflops": peak,
+                  "generation_gflops": gen_flops, "generation_utilisation": gen_flops / peak,
+                  "policy_update_gflops": upd_flops, "policy_update_utilisation": upd_flops / peak},
+        "raw": runs,
+    }
+    result["targets"] = {"cooper/rule <= 1.05": {"measured": ratios["cooper"], "met": ratios["cooper"] <= 1.05}}
+    print(json.dumps({k: v for k, v in result.items() if k != "raw"}, indent=1))
+    write_result(args.name, result)
+
+
+if __name__ == "__main__":
+    main()
