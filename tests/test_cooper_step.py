@@ -114,25 +114,27 @@ def respond(body, i):
         return Reply(raw=b"<html>not json</html>")
     if "GARBAGE" in text:
         return "as an AI model I cannot"
+    if "LONG" in text:
+        return "3 + 4 = 8, " * 40 + "The answer is \\boxed{8}."
     if "CORRECT" in text:
         return "3 + 4 = 7, so the answer is \\boxed{7}."
     return "3 + 4 = 8. The answer is \\boxed{8}."
 
 
 def test_api_negatives_against_a_real_server(rm):
-    kinds = ["GOOD", "SLOW", "FAIL", "HTML", "GARBAGE", "CORRECT"]
+    kinds = ["GOOD", "SLOW", "FAIL", "HTML", "GARBAGE", "CORRECT", "LONG"]
     with FakeOpenAI(respond) as srv:
         gen = make_negative_generator("api", f"openai:assistant@{srv.url}", timeout=0.5, max_retries=0)
         gen.chat.backoff = 0.01
         assert isinstance(gen, ChatNegatives)
-        negs, reasons = gen([f"{k}: what is 3 + 4?" for k in kinds], ["7"] * 6, [GOOD] * 6)
+        negs, reasons = gen([f"{k}: what is 3 + 4?" for k in kinds], ["7"] * 7, [GOOD] * 7)
         assert negs[0] == "3 + 4 = 8. The answer is \\boxed{8}." and reasons[0] is None
-        assert negs[1:] == [None] * 5
-        assert reasons[1:] == ["timeout", "server_error", "bad_response", "no_answer", "still_correct"]
+        assert negs[1:] == [None] * 6
+        assert reasons[1:] == ["timeout", "server_error", "bad_response", "no_answer", "still_correct", "length"]
 
         before = weights(rm)
-        out = cooper_step(rm, gen, [f"{k}: what is 3 + 4?" for k in kinds], ["7"] * 6, [GOOD] * 6, [True] * 6)
-        assert out["n_pairs"] == 6 and out["n_valid"] == 1 and out["valid_rate"] == pytest.approx(1 / 6)
+        out = cooper_step(rm, gen, [f"{k}: what is 3 + 4?" for k in kinds], ["7"] * 7, [GOOD] * 7, [True] * 7)
+        assert out["n_pairs"] == 7 and out["n_valid"] == 1 and out["valid_rate"] == pytest.approx(1 / 7)
         assert out["invalid/timeout"] == 1 and out["invalid/still_correct"] == 1
         assert not same(before, weights(rm))
         url = srv.url

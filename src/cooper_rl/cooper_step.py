@@ -83,8 +83,10 @@ class CorruptNegatives:
 class ChatNegatives:
     """Negatives written by an assistant LLM (an llm.OpenAIChat or llm.LocalChat) from NEGATIVE_PROMPT."""
 
-    def __init__(self, chat, temperature: float = 0.7, max_tokens: int = 1024, mode: str = "strict"):
+    def __init__(self, chat, temperature: float = 0.7, max_tokens: int = 1024, mode: str = "strict",
+                 max_length_ratio: float = 3.0):
         self.chat = chat
+        self.max_length_ratio = max_length_ratio  # a negative must be "similar-length": within this factor
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.mode = mode
@@ -100,9 +102,11 @@ class ChatNegatives:
             log.warning("negative generation failed: %s: %s", type(e).__name__, str(e)[:200])
             return [None] * len(messages), ["error"] * len(messages)
         negs, reasons = [], []
-        for ref, res, fail in zip(references, results, fails):
+        for ref, pos, res, fail in zip(references, positives, results, fails):
             text = res[0] if res else None
             why = (fail or "failed") if res is None else check_negative(text, ref, self.mode)
+            if why is None and not (len(pos) / self.max_length_ratio <= len(text) <= len(pos) * self.max_length_ratio):
+                why = "length"
             negs.append(None if why else text)
             reasons.append(why)
         return negs, reasons
