@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 5: rule vs static RM vs Cooper from the same start (SmolLM2-135M-Instruct), same data, seed and budget.
-#   STEPS=100 EVAL_STEPS=20 bash experiments/reproduce/run.sh        (resumable: rerun to continue)
+#   STEPS=100 EVAL_STEPS=25 bash experiments/reproduce/run.sh        (resumable: rerun to continue)
 # Needs the VerifyRM of experiments/verifyrm (RM=... to use another) and ../shared/data (SHARED=...).
 # Writes experiments/reproduce/runs/{baseline,rule,model,cooper}/ and results/{dynamics.png,table.md,summary.json}.
 set -euo pipefail
@@ -9,7 +9,9 @@ bash scripts/setup.sh
 export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 SHARED=${SHARED:-../shared/data}
 STEPS=${STEPS:-100}
-EVAL_STEPS=${EVAL_STEPS:-20}
+EVAL_STEPS=${EVAL_STEPS:-25}
+N_EVAL=${N_EVAL:-24}   # problems per held-out set (CPU: every evaluation samples 3 x N_EVAL x EVAL_K completions)
+EVAL_K=${EVAL_K:-4}
 RM=${RM:-experiments/verifyrm/results/rm_v2}
 D=experiments/verifyrm/data
 OUT=experiments/reproduce/runs
@@ -19,17 +21,17 @@ C=.venv/bin/cooper
 test -f $RM/cooper_rm.json || { echo "no VerifyRM at $RM: run experiments/verifyrm/run_v2.sh first" >&2; exit 1; }
 test -f $D/svamp_heldout.jsonl || .venv/bin/python experiments/verifyrm/prepare.py "$SHARED"
 # held-out evaluation sets (never trained on): built-in test split, GSM8K test 1-50, SVAMP train 301-350
-.venv/bin/python - "$SHARED" <<'PY'
+.venv/bin/python - "$SHARED" "$N_EVAL" <<'PY'
 import sys
 from cooper_rl.data import load_problems, save_problems
-shared = sys.argv[1]
-save_problems(load_problems(f"{shared}/gsm8k/test.jsonl").problems[:50], "experiments/reproduce/runs/gsm8k_test50.jsonl")
-save_problems(load_problems("experiments/verifyrm/data/svamp_heldout.jsonl").problems[:50], "experiments/reproduce/runs/svamp_heldout50.jsonl")
+shared, n = sys.argv[1], int(sys.argv[2])
+save_problems(load_problems(f"{shared}/gsm8k/test.jsonl").problems[:n], "experiments/reproduce/runs/gsm8k_test.jsonl")
+save_problems(load_problems("experiments/verifyrm/data/svamp_heldout.jsonl").problems[:n], "experiments/reproduce/runs/svamp_heldout.jsonl")
 PY
-EVAL_SETS="builtin:test:48:1,2 $OUT/gsm8k_test50.jsonl $OUT/svamp_heldout50.jsonl"
+EVAL_SETS="builtin:test:$N_EVAL:1,2 $OUT/gsm8k_test.jsonl $OUT/svamp_heldout.jsonl"
 COMMON=(--config configs/rl_cpu.yaml --rm "$RM" --datasets builtin:train:512:1,2 $D/svamp_rm_train.jsonl
         --max_steps "$STEPS" --save_steps "$EVAL_STEPS" --save_total_limit 1 --eval_steps "$EVAL_STEPS"
-        --eval_datasets $EVAL_SETS --eval_k 4 --rm_eval_data $D/gsm8k_heldout_rm.jsonl --seed 0)
+        --eval_datasets $EVAL_SETS --eval_k $EVAL_K --rm_eval_data $D/gsm8k_heldout_rm.jsonl --seed 0)
 for mode in ${MODES:-rule model cooper}; do
   dir=$OUT/$mode
   if [ -f $dir/rl_summary.json ]; then echo "[reproduce] $mode done"; continue; fi
