@@ -23,7 +23,7 @@ def main():
     import torch
 
     from cooper_rl.evaluate import EvalConfig, build_prompt
-    from cooper_rl.models import load_causal_lm, load_tokenizer
+    from cooper_rl.models import load_causal_lm
     from cooper_rl.tasks import generate_problems
 
     ap = argparse.ArgumentParser()
@@ -32,9 +32,8 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--configs", nargs="+", default=["dynamic", "static"])
     args = ap.parse_args()
-    tok = load_tokenizer("smollm2-135m-instruct")
+    model, tok = load_causal_lm("smollm2-135m-instruct", device="cpu")
     tok.padding_side = "left"
-    model = load_causal_lm("smollm2-135m-instruct", device="cpu").eval()
     probs = generate_problems(args.batch, split="test", seed=3)
     enc = tok([build_prompt(tok, p.question, EvalConfig()) for p in probs], return_tensors="pt", padding=True,
               add_special_tokens=False)

@@ -32,24 +32,26 @@ class DemoConfig:
 
     model: str = SMOLLM2
     rm_backbone: str = MINILM
-    rm_problems: int = field(default=600, metadata={"help": "Built-in train problems whose solutions make the RM data."})
-    rm_steps: int = field(default=150, metadata={"help": "RM training steps (batch 16)."})
+    rm_problems: int = field(default=1000, metadata={"help": "Built-in train problems whose solutions make the RM data."})
+    rm_steps: int = field(default=450, metadata={"help": "RM training steps."})
+    rm_batch_size: int = 32
     rm: str | None = field(default=None, metadata={"help": "Use this trained VerifyRM dir instead of building one."})
     n_problems: int = field(default=16, metadata={"help": "Built-in test problems to evaluate before/after."})
     k: int = field(default=4, metadata={"help": "Samples per problem."})
     max_new_tokens: int = 128
-    rl_steps: int = field(default=12, metadata={"help": "Cooper RL steps."})
+    rl_steps: int = field(default=8, metadata={"help": "Cooper RL steps."})
     num_generations: int = 4
     prompts_per_step: int = 2
     learning_rate: float = 1e-6
     rl_levels: str = field(default="1", metadata={"help": "Built-in levels of the RL training problems (e.g. '1' or '1,2')."})
-    eval_steps: int = 6
+    eval_steps: int = 4
     output_dir: str = "results/demo"
     seed: int = 0
 
 
 def _rm_key(cfg: DemoConfig) -> str:
-    blob = json.dumps({"v": 1, "backbone": cfg.rm_backbone, "n": cfg.rm_problems, "steps": cfg.rm_steps, "seed": cfg.seed})
+    blob = json.dumps({"v": 1, "backbone": cfg.rm_backbone, "n": cfg.rm_problems, "steps": cfg.rm_steps,
+                       "batch": cfg.rm_batch_size, "seed": cfg.seed})
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
@@ -71,7 +73,8 @@ def build_demo_rm(cfg: DemoConfig, work: Path) -> tuple[str, dict]:
     data = work / "rm_train.jsonl"
     data.write_text("".join(json.dumps({**r, "label": int(y)}) + "\n" for r, y in zip(rows, labels)))
     report = run_train_rm(TrainRMConfig(data=str(data), backbone=cfg.rm_backbone, output_dir=str(out), max_length=256,
-                                        max_steps=cfg.rm_steps, learning_rate=1e-4, batch_size=16, seed=cfg.seed))
+                                        max_steps=cfg.rm_steps, learning_rate=1e-4, batch_size=cfg.rm_batch_size,
+                                        eval_steps=max(1, cfg.rm_steps // 3), seed=cfg.seed))
     return str(out), {"cached": False, **report}
 
 
