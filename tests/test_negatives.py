@@ -74,3 +74,13 @@ def test_verification_rows_separate_only_by_answer():
             assert not verify.verify(n["completion"], n["reference"], "lenient")
         n_pos, n_neg = n_pos + 1, n_neg + len(negs)
     assert n_pos == 60 and n_neg >= 100
+
+
+@pytest.mark.parametrize("solution,ref,expect", [
+    ("Total: \\boxed{\\$7}", "7", "\\$"), ("\\boxed{7 \\text{ apples}}", "7", "apples"),
+    ("He paid 1,000+234=1,234.\n\\boxed{1,234}", "1234", ","), ("The answer is \\boxed{7 apples}.", "7", "apples"),
+])
+def test_corrupts_numbers_with_units_currency_and_separators(solution, ref, expect):
+    neg = corrupt_solution(solution, ref, random.Random(0))
+    assert neg is not None and expect in neg and not verify.verify(neg, ref, "lenient")
+    assert corrupt_solution("\\boxed{3/4}", "3/4") is None and corrupt_solution("\\boxed{x^2+1}", "x^2+1") is None

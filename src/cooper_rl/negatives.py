@@ -43,10 +43,13 @@ def corrupt_solution(solution: str, reference: str, rng: random.Random | None = 
     """A wrong version of a correct solution: its final result replaced consistently; None if impossible."""
     rng = rng or random.Random(0)
     answer = verify.extract_answer(solution, "lenient")
-    if answer is None:
+    # the number inside the final answer ("\\$1,234", "7 \\text{ apples}", "7 apples" -> 1,234 / 7 / 7)
+    m = re.search(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?", answer or "")
+    if m is None or _parse_int_like(m.group(0)) is None:
         return None
-    target = answer.replace(",", "").strip().rstrip(".").lstrip("$")
-    if _parse_int_like(target) is None:
+    target = m.group(0)
+    rest = re.sub(r"\\text\{[^}]*\}|\\?\$|\\?%|[A-Za-z]+|\s", "", answer).rstrip(".")
+    if rest != target:  # the answer is more than a number with units/currency (e.g. x^2, 3/4): leave it
         return None
     lines = solution.split("\n")
     pattern = re.compile(r"(?<![\d.,])" + re.escape(target).replace(r"\.", r"\.") + r"(?![\d])")
@@ -54,7 +57,9 @@ def corrupt_solution(solution: str, reference: str, rng: random.Random | None = 
     start = next((i for i, line in enumerate(lines) if re.search(r"(=|>>)\s*\$?" + re.escape(target) + r"(?![\d])", line)), None)
     if start is None:
         start = max(i for i, line in enumerate(lines) if pattern.search(line)) if any(pattern.search(x) for x in lines) else len(lines) - 1
-    for wrong in wrong_values(target, rng):
+    for wrong in wrong_values(target.replace(",", ""), rng):
+        if "," in target and "." not in wrong:  # keep the thousands separators of the original
+            wrong = f"{int(wrong):,}"
         new = lines[:start] + [pattern.sub(wrong, line) for line in lines[start:]]
         text = "\n".join(new)
         if text != solution and verify.extract_answer(text, "lenient") is not None and not verify.verify(text, reference, "lenient"):

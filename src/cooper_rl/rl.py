@@ -90,6 +90,7 @@ class RLConfig:
     vllm_mode: str = field(default="colocate", metadata={"help": "colocate or server (TRL)."})
     bf16: bool = False
     gradient_checkpointing: bool = False
+    cache_implementation: str | None = field(default=None, metadata={"help": "KV cache of HF generate rollouts (e.g. static); default dynamic."})
     resume_from_checkpoint: str | None = field(default=None, metadata={"help": "A checkpoint-N dir, or 'last' for the newest in output_dir."})
     eval_steps: int = field(default=0, metadata={"help": "Evaluate the policy (avg@k) and the RM every N steps and at step 0 (0: never)."})
     eval_datasets: list[str] = field(default_factory=lambda: ["builtin:test:32"], metadata={"help": "Held-out problem sources for avg@k."})
@@ -323,7 +324,7 @@ def build_trainer(cfg: RLConfig):
         logging_steps=cfg.logging_steps, save_strategy="steps", save_steps=cfg.save_steps,
         save_total_limit=cfg.save_total_limit, report_to=cfg.report_to,
         use_vllm=cfg.use_vllm, vllm_mode=cfg.vllm_mode, bf16=cfg.bf16,
-        gradient_checkpointing=cfg.gradient_checkpointing,
+        gradient_checkpointing=cfg.gradient_checkpointing, cache_implementation=cfg.cache_implementation,
         model_init_kwargs={"dtype": "bfloat16" if cfg.bf16 else "float32"},
     )
     trainer = GRPOTrainer(
