@@ -40,6 +40,8 @@ def main():
     if rl:
         pm = rl["per_mode"]
         rows.append(("RL step", "cooper / rule step time (CPU preset)", "≤ 1.05", f"{rl['ratio_vs_rule']['cooper']:.3f} (per generated token {rl['ratio_vs_rule_per_completion_token']['cooper']:.3f})", rl["ratio_vs_rule"]["cooper"] <= 1.05))
+        over = (pm["cooper"]["reward_median"] - pm["rule"]["reward_median"]) / pm["rule"]["step_seconds_median"]
+        rows.append(("RL step", "cooper reward phase (RM scoring + negatives + RM update) / rule step", "", f"{100 * over:.2f}% of a step", None))
         rows.append(("RL step", "model / rule step time", "", f"{rl['ratio_vs_rule']['model']:.3f}", None))
         for m in ("rule", "model", "cooper"):
             x = pm[m]
@@ -50,6 +52,8 @@ def main():
         rows.append(("physical limit", "policy update achieved (6·N·padded tokens)", "", f"{f['policy_update_gflops']:.1f} GFLOP/s = {100 * f['policy_update_utilisation']:.0f}% of peak", None))
         rows.append(("physical limit", "generation achieved (2·N·tokens)", "", f"{f['generation_gflops']:.1f} GFLOP/s = {100 * f['generation_utilisation']:.0f}% of peak", None))
         notes.append(f"rl_step: {rl['machine']['date']}, {rl['rounds']} rounds x {rl['steps_per_run']} steps per mode (first dropped)")
+    if s and "pairwise_update_seconds" in s:
+        rows.append(("RM update", f"pairwise_update with {s['pairwise_pairs']} valid pairs (policy-length completions)", "", f"{s['pairwise_update_seconds']:.2f} s (median)", None))
     g = load("generation")
     if g:
         base = next(iter(g["tokens_per_s"]))

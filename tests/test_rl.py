@@ -162,3 +162,67 @@ def test_checkpoint_holds_the_rm_and_resume_restores_it(cooper_run, one_thread):
     assert [r["step"] for r in rows(out)] == [1, 2]  # lines after the checkpoint were dropped, then rewritten
     timing = [json.loads(x) for x in (out / "timing.jsonl").read_text().splitlines()]
     assert [t["step"] for t in timing] == [1, 2]
+
+
+def test_resume_after_sigkill(assets, tmp_path, one_thread):
+    """`cooper rl` SIGKILLed after its 2nd checkpoint: a rerun with --resume_from_checkpoint last restores policy, RM,
+    optimizer and scheduler as saved, finishes, and every step appears once in metrics.jsonl."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "run"
+    cfg = config(assets, out, "cooper", save_steps=1, max_steps=30)
+    args = ["rl", "--policy", cfg.policy, "--rm", cfg.rm, "--datasets", *cfg.datasets, "--num_generations", "4",
+            "--prompts_per_step", "2", "--max_completion_length", "12", "--save_steps", "1", "--learning_rate", "1e-4",
+            "--rm_learning_rate", "1e-3", "--output_dir", str(out)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "cooper_rl.cli", *args, "--max_steps", "30"], env=env,
+                            start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 300
+    while not (out / "checkpoint-2" / RM_DIR / RM_STATE).is_file() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert (out / "checkpoint-2" / RM_DIR / RM_STATE).is_file(), "no checkpoint-2 before the deadline"
+    assert not (out / "rl_summary.json").exists()  # it really was killed mid-run
+    broken = out / "checkpoint-999"  # what a kill during a save leaves: no trainer_state.json, no RM state
+    broken.mkdir()
+    from cooper_rl.rl import resolve_checkpoint
+
+    last = Path(resolve_checkpoint(RLConfig(reward="cooper", output_dir=str(out), resume_from_checkpoint="last")))
+    step = int(last.name.split("-")[1])
+    saved_w = load_file(last / RM_DIR / "model.safetensors")
+    saved_state = torch.load(last / RM_DIR / RM_STATE, weights_only=False)
+
+    resumed = RLConfig(**{**cfg.__dict__, "max_steps": step + 1, "resume_from_checkpoint": "last"})
+    trainer, reward, info = build_trainer(resumed)
+    assert info["checkpoint"] == str(last)
+    assert all(torch.equal(saved_w[k], v) for k, v in reward.rm.model.state_dict().items() if k in saved_w)
+    assert _state_equal(saved_state["optimizer"], reward.rm.optimizer.state_dict())
+    assert _state_equal(saved_state["scheduler"], reward.rm.scheduler.state_dict())
+    trainer.train(resume_from_checkpoint=info["checkpoint"])
+    assert trainer.state.global_step == step + 1
+    assert [r["step"] for r in rows(out)] == list(range(1, step + 2))
+
+
+def test_resolve_checkpoint_skips_incomplete_and_names_the_problem(tmp_path):
+    from cooper_rl.rl import resolve_checkpoint
+
+    def cfg(reward):
+        return RLConfig(reward=reward, output_dir=str(tmp_path), resume_from_checkpoint="last")
+
+    with pytest.raises(FileNotFoundError, match="no complete checkpoint"):
+        resolve_checkpoint(cfg("rule"))
+    for n in (2, 10):
+        (tmp_path / f"checkpoint-{n}").mkdir()
+        (tmp_path / f"checkpoint-{n}" / "trainer_state.json").write_text("{}")
+    (tmp_path / "checkpoint-11").mkdir()  # killed while saving
+    (tmp_path / "checkpoint-2" / RM_DIR).mkdir()
+    (tmp_path / "checkpoint-2" / RM_DIR / RM_STATE).write_bytes(b"x")
+    assert resolve_checkpoint(cfg("rule")).endswith("checkpoint-10")  # numeric order, not text order
+    assert resolve_checkpoint(cfg("cooper")).endswith("checkpoint-2")  # 10 has no RM state
+    with pytest.raises(FileNotFoundError, match="checkpoint not found"):
+        resolve_checkpoint(RLConfig(resume_from_checkpoint=str(tmp_path / "nope")))

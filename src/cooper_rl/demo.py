@@ -33,7 +33,7 @@ class DemoConfig:
     model: str = SMOLLM2
     rm_backbone: str = MINILM
     rm_problems: int = field(default=1000, metadata={"help": "Built-in train problems whose solutions make the RM data."})
-    rm_steps: int = field(default=450, metadata={"help": "RM training steps."})
+    rm_steps: int = field(default=200, metadata={"help": "RM training steps."})
     rm_batch_size: int = 32
     rm: str | None = field(default=None, metadata={"help": "Use this trained VerifyRM dir instead of building one."})
     n_problems: int = field(default=16, metadata={"help": "Built-in test problems to evaluate before/after."})

@@ -168,17 +168,22 @@ class RMCheckpointCallback(TrainerCallback):
 
 
 def resolve_checkpoint(cfg: RLConfig) -> str | None:
-    """The checkpoint dir to resume from: cfg.resume_from_checkpoint, or the newest in output_dir for 'last'/'true'."""
-    from transformers.trainer_utils import get_last_checkpoint
-
+    """The checkpoint dir to resume from: cfg.resume_from_checkpoint, or for 'last'/'true' the newest complete one in
+    output_dir."""
     value = cfg.resume_from_checkpoint
     if not value:
         return None
     if value.lower() in ("last", "true"):
-        ckpt = get_last_checkpoint(cfg.output_dir) if Path(cfg.output_dir).is_dir() else None
-        if ckpt is None:
-            raise FileNotFoundError(f"no checkpoint-N dir in {cfg.output_dir} to resume from")
-        return ckpt
+        # the newest COMPLETE checkpoint: a kill can leave the newest one half-written (TRL writes
+        # trainer_state.json last; in cooper mode the RM state is added after it)
+        def step_of(p: Path) -> int:
+            return int(p.name.split("-")[1]) if p.name.split("-")[1].isdigit() else -1
+
+        for ckpt in sorted(Path(cfg.output_dir).glob("checkpoint-*"), key=step_of, reverse=True):
+            if (ckpt / "trainer_state.json").is_file() and (cfg.reward != "cooper" or (ckpt / RM_DIR / RM_STATE).is_file()):
+                return str(ckpt)
+            log.warning("skipping incomplete checkpoint %s", ckpt)
+        raise FileNotFoundError(f"no complete checkpoint-N dir in {cfg.output_dir} to resume from")
     if not Path(value).is_dir():
         raise FileNotFoundError(f"checkpoint not found: {value}")
     return value
