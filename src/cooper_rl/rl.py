@@ -89,6 +89,7 @@ class RLConfig:
     use_vllm: bool = False
     vllm_mode: str = field(default="colocate", metadata={"help": "colocate or server (TRL)."})
     bf16: bool = False
+    bf16_autocast: bool = field(default=False, metadata={"help": "fp32 weights/optimizer, bf16 autocast compute (CPU with AMX: ~1.5x faster update)."})
     gradient_checkpointing: bool = False
     cache_implementation: str | None = field(default=None, metadata={"help": "KV cache of HF generate rollouts (e.g. static); default dynamic."})
     resume_from_checkpoint: str | None = field(default=None, metadata={"help": "A checkpoint-N dir, or 'last' for the newest in output_dir."})
@@ -328,7 +329,7 @@ def build_trainer(cfg: RLConfig):
         beta=cfg.beta, loss_type=cfg.loss_type, scale_rewards="group",
         logging_steps=cfg.logging_steps, save_strategy="steps", save_steps=cfg.save_steps,
         save_total_limit=cfg.save_total_limit, report_to=cfg.report_to,
-        use_vllm=cfg.use_vllm, vllm_mode=cfg.vllm_mode, bf16=cfg.bf16,
+        use_vllm=cfg.use_vllm, vllm_mode=cfg.vllm_mode, bf16=cfg.bf16 or cfg.bf16_autocast, use_cpu=not torch.cuda.is_available(),
         gradient_checkpointing=cfg.gradient_checkpointing, cache_implementation=cfg.cache_implementation,
         model_init_kwargs={"dtype": "bfloat16" if cfg.bf16 else "float32"},
     )
