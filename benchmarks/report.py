@@ -54,6 +54,10 @@ def main():
         notes.append(f"rl_step: {rl['machine']['date']}, {rl['rounds']} rounds x {rl['steps_per_run']} steps per mode (first dropped)")
     if s and "pairwise_update_seconds" in s:
         rows.append(("RM update", f"pairwise_update with {s['pairwise_pairs']} valid pairs (policy-length completions)", "", f"{s['pairwise_update_seconds']:.2f} s (median)", None))
+    pu = load("policy_update")
+    if pu:
+        rows.append(("policy update", f"forward+backward {pu['batch']}×{pu['seq']} tokens: fp32 → bf16 autocast (AMX)", "", f"{pu['seconds']['fp32']:.1f} → {pu['seconds']['bf16_autocast']:.1f} s ({pu['speedup_bf16_autocast']:.2f}×; loss rel. diff {pu['loss_rel_diff']:.1e})", None))
+        notes.append(f"policy_update: {pu['machine']['date']}")
     g = load("generation")
     if g:
         base = next(iter(g["tokens_per_s"]))

@@ -14,19 +14,19 @@ N_EVAL=${N_EVAL:-24}   # problems per held-out set (CPU: every evaluation sample
 EVAL_K=${EVAL_K:-4}
 RM=${RM:-experiments/verifyrm/results/rm_v2}
 D=experiments/verifyrm/data
-OUT=experiments/reproduce/runs
-R=experiments/reproduce/results
+OUT=${OUT:-experiments/reproduce/runs}
+R=${R:-experiments/reproduce/results}
 mkdir -p $OUT $R
 C=.venv/bin/cooper
 test -f $RM/cooper_rm.json || { echo "no VerifyRM at $RM: run experiments/verifyrm/run_v2.sh first" >&2; exit 1; }
 test -f $D/svamp_heldout.jsonl || .venv/bin/python experiments/verifyrm/prepare.py "$SHARED"
 # held-out evaluation sets (never trained on): built-in test split, GSM8K test 1-50, SVAMP train 301-350
-.venv/bin/python - "$SHARED" "$N_EVAL" <<'PY'
+.venv/bin/python - "$SHARED" "$N_EVAL" "$OUT" <<'PY'
 import sys
 from cooper_rl.data import load_problems, save_problems
 shared, n = sys.argv[1], int(sys.argv[2])
-save_problems(load_problems(f"{shared}/gsm8k/test.jsonl").problems[:n], "experiments/reproduce/runs/gsm8k_test.jsonl")
-save_problems(load_problems("experiments/verifyrm/data/svamp_heldout.jsonl").problems[:n], "experiments/reproduce/runs/svamp_heldout.jsonl")
+save_problems(load_problems(f"{shared}/gsm8k/test.jsonl").problems[:n], f"{sys.argv[3]}/gsm8k_test.jsonl")
+save_problems(load_problems("experiments/verifyrm/data/svamp_heldout.jsonl").problems[:n], f"{sys.argv[3]}/svamp_heldout.jsonl")
 PY
 EVAL_SETS="builtin:test:$N_EVAL:1,2 $OUT/gsm8k_test.jsonl $OUT/svamp_heldout.jsonl"
 COMMON=(--config configs/rl_cpu.yaml --rm "$RM" --datasets builtin:train:512:1,2 $D/svamp_rm_train.jsonl
@@ -40,5 +40,6 @@ for mode in ${MODES:-rule model cooper}; do
   echo "[reproduce] $mode -> $dir ($(date -u +%FT%TZ))"
   $C rl "${COMMON[@]}" --reward $mode --output_dir $dir "${resume[@]}" > $dir.log 2>&1
 done
-$C plot $OUT/rule $OUT/model $OUT/cooper --output $R/dynamics.png --title "SmolLM2-135M, CPU preset, $STEPS steps"
+RUNS=$(for m in rule model cooper; do [ -f $OUT/$m/metrics.jsonl ] && echo $OUT/$m; done)
+$C plot $RUNS --output $R/dynamics.png --title "SmolLM2-135M, CPU preset, $STEPS steps"
 .venv/bin/python experiments/reproduce/report.py $OUT $R
