@@ -25,7 +25,8 @@ for mode in ("rule", "model", "cooper"):
                      "train_reward_last20": sum(m["reward_mean"] for m in tail) / len(tail),
                      "hacking_warnings": [m["step"] for m in metrics if m.get("hacking_warning")]}
 names = sorted({n for v in summary.values() for n in v["policy"]})
-lines = ["| run | step | " + " | ".join(f"{n} avg@4" for n in names) + " | mean |", "|---" * (len(names) + 3) + "|"]
+lines = ["| run | step | " + " | ".join(f"{Path(n).stem if '/' in n else n} avg@k" for n in names) + " | mean |",
+         "|---" * (len(names) + 3) + "|"]
 for key, v in summary.items():
     accs = [v["policy"][n]["avg@k_strict"] for n in names if n in v["policy"]]
     lines.append(f"| {key} | {v['step']} | " + " | ".join(f"{100 * a:.1f}%" for a in accs) + f" | {100 * sum(accs) / len(accs):.1f}% |")
