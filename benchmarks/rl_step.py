@@ -29,8 +29,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from common import median, write_result  # noqa: E402
 
 ROOT = Path(__file__).parent.parent
-PHASES = ("generation", "ref_logprobs", "old_logprobs", "reward", "policy_update", "other",
-          "reward/verify", "reward/rm_score", "reward/negatives", "reward/rm_update")
+from cooper_rl.profiling import PHASES as STEP_PHASES, REWARD_PHASES  # noqa: E402
+
+PHASES = (*STEP_PHASES, *(f"reward/{p}" for p in REWARD_PHASES))
 
 
 def matmul_peak(n: int = 2048, repeats: int = 10) -> float:
@@ -110,8 +111,6 @@ def main():
                           for c, rl in zip(runs[m], runs["rule"])]) for m in ("model", "cooper")}
 
     import torch
-
-    from cooper_rl.rl import RLConfig  # noqa: F401  (same package version as the runs)
 
     n = non_embedding_params("smollm2-135m-instruct")
     peak = matmul_peak()

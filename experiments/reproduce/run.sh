@@ -3,21 +3,16 @@
 #   STEPS=100 EVAL_STEPS=25 bash experiments/reproduce/run.sh        (resumable: rerun to continue)
 # Needs the VerifyRM of experiments/verifyrm (RM=... to use another) and ../shared/data (SHARED=...).
 # Writes experiments/reproduce/runs/{baseline,rule,model,cooper}/ and results/{dynamics.png,table.md,summary.json}.
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-bash scripts/setup.sh
-export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-SHARED=${SHARED:-../shared/data}
 STEPS=${STEPS:-100}
 EVAL_STEPS=${EVAL_STEPS:-25}
 N_EVAL=${N_EVAL:-24}   # problems per held-out set (CPU: every evaluation samples 3 x N_EVAL x EVAL_K completions)
 EVAL_K=${EVAL_K:-4}
 RM=${RM:-experiments/verifyrm/results/rm_v2}
+source "$(dirname "$0")/../common.sh"
 D=experiments/verifyrm/data
 OUT=${OUT:-experiments/reproduce/runs}
 R=${R:-experiments/reproduce/results}
 mkdir -p $OUT $R
-C=.venv/bin/cooper
 test -f $RM/cooper_rm.json || { echo "no VerifyRM at $RM: run experiments/verifyrm/run_v2.sh first" >&2; exit 1; }
 test -f $D/svamp_heldout.jsonl || .venv/bin/python experiments/verifyrm/prepare.py "$SHARED"
 # held-out evaluation sets (never trained on): built-in test split, GSM8K test 1-50, SVAMP train 301-350

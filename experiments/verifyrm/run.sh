@@ -8,15 +8,10 @@
 #  4. cooper train-rm on the labelled rows (MiniLM-L6 backbone);
 #  5. cooper eval-rm on the held-out GSM8K set: RM and rule verifier side by side.
 # Every step is resumable or cheap to redo. Threads: 2-core machine, one torch process at a time.
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-bash scripts/setup.sh
-export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-SHARED=${SHARED:-../shared/data}
+source "$(dirname "$0")/../common.sh"
 D=experiments/verifyrm/data
 R=experiments/verifyrm/results
 mkdir -p $D $R
-C=.venv/bin/cooper
 .venv/bin/python experiments/verifyrm/prepare.py "$SHARED"
 
 $C collect --problems $D/builtin_train.jsonl $D/svamp_rm_train.jsonl --limit ${N_PROBLEMS:-48} \

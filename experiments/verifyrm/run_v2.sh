@@ -5,14 +5,9 @@
 #  2. cooper label --policy rule --verify_mode lenient (the local judge is too weak, see the doc);
 #  3. cooper train-rm (MiniLM-L6, 2 epochs, lr 1e-4, max 256 tokens);
 #  4. cooper eval-rm on the held-out GSM8K set, RM and rule verifier side by side.
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-bash scripts/setup.sh
-export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-SHARED=${SHARED:-../shared/data}
+source "$(dirname "$0")/../common.sh"
 D=experiments/verifyrm/data
 R=experiments/verifyrm/results
-C=.venv/bin/cooper
 .venv/bin/python experiments/verifyrm/prepare.py "$SHARED"
 .venv/bin/python experiments/verifyrm/augment.py "$SHARED"
 cat $D/collected.jsonl $D/augmented.jsonl > $D/all_v2.jsonl

@@ -57,36 +57,27 @@ def _rm_key(cfg: DemoConfig) -> str:
 
 def build_demo_rm(cfg: DemoConfig, work: Path) -> tuple[str, dict]:
     """(path of a VerifyRM trained on built-in hard-negative rows, info); reused from the cache when present."""
-    from cooper_rl.negatives import verification_rows
-    from cooper_rl.tasks import generate_problems
     from cooper_rl.train_rm import TrainRMConfig, run_train_rm
 
     out = cache_dir() / "demo-rm" / _rm_key(cfg)
     if (out / "cooper_rm.json").is_file():
         return str(out), {"cached": True, **json.loads((out / "train_metrics.json").read_text())}
-    rng = random.Random(cfg.seed)
-    rows = []
-    for p in generate_problems(cfg.rm_problems, split="train", seed=cfg.seed + 1):
-        rows += verification_rows(p.question, p.answer, p.solution, rng, source="builtin")
-    labels = verify.verify_batch([r["completion"] for r in rows], [r["reference"] for r in rows], "lenient")
-    work.mkdir(parents=True, exist_ok=True)
-    data = work / "rm_train.jsonl"
-    data.write_text("".join(json.dumps({**r, "label": int(y)}) + "\n" for r, y in zip(rows, labels)))
+    data = labelled_rows(cfg.rm_problems, "train", cfg.seed + 1, random.Random(cfg.seed), work / "rm_train.jsonl")
     report = run_train_rm(TrainRMConfig(data=str(data), backbone=cfg.rm_backbone, output_dir=str(out), max_length=256,
                                         max_steps=cfg.rm_steps, learning_rate=1e-4, batch_size=cfg.rm_batch_size,
                                         eval_steps=max(1, cfg.rm_steps // 3), seed=cfg.seed))
     return str(out), {"cached": False, **report}
 
 
-def heldout_rm_rows(n: int, seed: int, path: Path) -> Path:
-    """Labelled hard-negative rows from built-in TEST problems (never trained on), written to `path`."""
+def labelled_rows(n: int, split: str, seed: int, rng: random.Random, path: Path) -> Path:
+    """Hard-negative rows (negatives.verification_rows) of n built-in `split` problems, labelled by the
+    lenient rule verifier, written to `path` as jsonl."""
     from cooper_rl.negatives import verification_rows
     from cooper_rl.tasks import generate_problems
 
-    rng = random.Random(seed + 99)
     rows = []
-    for p in generate_problems(n, split="test", seed=seed + 2):
-        rows += verification_rows(p.question, p.answer, p.solution, rng, source="builtin-test")
+    for p in generate_problems(n, split=split, seed=seed):
+        rows += verification_rows(p.question, p.answer, p.solution, rng, source=f"builtin-{split}")
     labels = verify.verify_batch([r["completion"] for r in rows], [r["reference"] for r in rows], "lenient")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps({**r, "label": int(y)}) + "\n" for r, y in zip(rows, labels)))
@@ -119,7 +110,7 @@ def run_demo(cfg: DemoConfig) -> dict:
     t = time.time()
     rm_path, rm_info = (cfg.rm, {"cached": True, "given": True}) if cfg.rm else build_demo_rm(cfg, out / "rm_data")
     times["rm_seconds"] = time.time() - t
-    rm_eval = heldout_rm_rows(48, cfg.seed, out / "rm_data" / "rm_heldout.jsonl")
+    rm_eval = labelled_rows(48, "test", cfg.seed + 2, random.Random(cfg.seed + 99), out / "rm_data" / "rm_heldout.jsonl")
 
     def policy_eval(model: str, name: str) -> dict:
         ecfg = EvalConfig(model=model, datasets=[f"builtin:test:{cfg.n_problems}"], k=cfg.k, max_new_tokens=cfg.max_new_tokens,

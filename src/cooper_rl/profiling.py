@@ -29,7 +29,8 @@ from pathlib import Path
 import torch
 from transformers import TrainerCallback
 
-PHASES = ("generation", "old_logprobs", "ref_logprobs", "reward", "policy_update", "step")
+TIMED = ("generation", "old_logprobs", "ref_logprobs", "reward")  # measured directly by the wrappers
+PHASES = (*TIMED, "policy_update", "other")  # every record's phases (they sum to step_seconds)
 REWARD_PHASES = ("verify", "rm_score", "negatives", "rm_update")
 
 
@@ -88,13 +89,13 @@ class StepProfiler(TrainerCallback):
         """Close the step: derive policy_update, add the reward's own split, append one record."""
         a = self.acc
         rec = {"step": state.global_step, "step_seconds": time.perf_counter() - self._t0}
-        rec.update({k: a.get(k, 0.0) for k in ("generation", "old_logprobs", "ref_logprobs", "reward")})
+        rec.update({k: a.get(k, 0.0) for k in TIMED})
         rec["policy_update"] = a.get("training_step", 0.0) - a.get("prepare_inputs", 0.0)
         metrics = getattr(self.reward, "last_metrics", {}) or {}
         for k in REWARD_PHASES:
             rec[f"reward/{k}"] = float(metrics.get(f"time/{k}", 0.0))
         rec.update({k: int(a.get(k, 0)) for k in ("prompt_tokens", "completion_tokens", "padded_tokens")})
-        rec["other"] = rec["step_seconds"] - sum(rec[k] for k in ("generation", "old_logprobs", "ref_logprobs", "reward", "policy_update"))
+        rec["other"] = rec["step_seconds"] - sum(rec[k] for k in (*TIMED, "policy_update"))
         self.records.append(rec)
         if self.path is not None and state.is_world_process_zero:
             self.path.parent.mkdir(parents=True, exist_ok=True)
