@@ -43,10 +43,12 @@ def main():
         over = (pm["cooper"]["reward_median"] - pm["rule"]["reward_median"]) / pm["rule"]["step_seconds_median"]
         rows.append(("RL step", "cooper reward phase (RM scoring + negatives + RM update) / rule step", "", f"{100 * over:.2f}% of a step", None))
         rows.append(("RL step", "model / rule step time", "", f"{rl['ratio_vs_rule']['model']:.3f}", None))
-        for m in ("rule", "model", "cooper"):
-            x = pm[m]
+        for m, x in pm.items():
             rows.append(("RL step", f"{m}: median step and breakdown (s)", "",
                          f"{x['step_seconds_median']:.1f} = gen {x['generation_median']:.1f} + ref {x['ref_logprobs_median']:.1f} + update {x['policy_update_median']:.1f} + reward {x['reward_median']:.2f} (RM score {x['reward/rm_score_median']:.2f}, negatives {x['reward/negatives_median']:.4f}, RM update {x['reward/rm_update_median']:.2f}) + other {x['other_median']:.2f}", None))
+        for m, fix in rl.get("speedup_of_variant", {}).items():
+            rows.append(("RL step", f"fix: {m} vs {m.partition('+')[0]} (bf16 autocast for log-prob forwards + backward, fp32 generation), speed-up", "",
+                         f"step {fix['step_seconds']:.2f}× (generation {fix['generation']:.2f}×, ref log-probs {fix['ref_logprobs']:.2f}×, policy update {fix['policy_update']:.2f}×)", None))
         f = rl["flops"]
         rows.append(("physical limit", "fp32 matmul peak (2048², torch)", "", f"{f['matmul_peak_gflops']:.0f} GFLOP/s", None))
         rows.append(("physical limit", "policy update achieved (6·N·padded tokens)", "", f"{f['policy_update_gflops']:.1f} GFLOP/s = {100 * f['policy_update_utilisation']:.0f}% of peak", None))

@@ -67,6 +67,9 @@ def test_rule_mode_run_rl(assets, tmp_path, one_thread):
     assert all(0 <= r["rule_accuracy"] <= 1 for r in rows(tmp_path))
     assert (tmp_path / "policy" / "model.safetensors").is_file() and "rm_dir" not in summary
     assert not (tmp_path / "checkpoint-2" / RM_DIR).exists()  # only cooper mode checkpoints an RM
+    rollouts = [json.loads(x) for x in (tmp_path / "rollouts.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rollouts] == [1] * 8 + [2] * 8  # every rollout, with what it was rewarded
+    assert all(r["reward"] == float(r["verdict"]) and r["reference"] == "7" and r["question"] in QUESTIONS for r in rollouts)
     timing = [json.loads(x) for x in (tmp_path / "timing.jsonl").read_text().splitlines()]
     assert [t["step"] for t in timing] == [1, 2]
     for t in timing:  # every phase measured, none negative, and together they fit in the step
@@ -101,6 +104,26 @@ def test_model_mode_keeps_rm_frozen(assets, tmp_path, one_thread):
     assert all("rule_accuracy" in r and "rm_rule_agreement" in r for r in rows(tmp_path))
     logged = [h for h in trainer.state.log_history if "cooper/rule_accuracy" in h]
     assert len(logged) == 2  # reward metrics reach TRL's logs
+
+
+def test_bf16_autocast_keeps_generation_in_fp32(assets, tmp_path, one_thread):
+    trainer, _, _ = build_trainer(config(assets, tmp_path, "rule", bf16_autocast=True, max_steps=1))
+    seen, state, generate = [], {"gen": False}, trainer._generate
+
+    def tracked(*args, **kwargs):
+        state["gen"] = True
+        try:
+            return generate(*args, **kwargs)
+        finally:
+            state["gen"] = False
+
+    trainer._generate = tracked
+    trainer.model.model.layers[0].register_forward_hook(
+        lambda *_: seen.append((state["gen"], torch.is_autocast_enabled("cpu"))))
+    trainer.train()
+    assert {autocast for in_generate, autocast in seen if in_generate} == {False}  # rollouts in fp32
+    assert {autocast for in_generate, autocast in seen if not in_generate} == {True}  # loss forward in bf16
+    assert next(trainer.model.parameters()).dtype == torch.float32
 
 
 @pytest.fixture(scope="module")

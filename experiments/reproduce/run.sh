@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Issue 5: rule vs static RM vs Cooper from the same start (SmolLM2-135M-Instruct), same data, seed and budget.
 #   STEPS=100 EVAL_STEPS=25 bash experiments/reproduce/run.sh        (resumable: rerun to continue)
+#   PARALLEL=1 ...: the three runs at once, one torch thread each (on 2 cores the HF-generate-bound steps
+#   overlap better than one run at a time, and the runs stay at the same step if stopped).
+# LR=1e-5 (policy; the CPU preset's 1e-6 moves a 135M policy too little in ~100 steps), EXTRA="--bf16_autocast true".
 # Needs the VerifyRM of experiments/verifyrm (RM=... to use another) and ../shared/data (SHARED=...).
 # Writes experiments/reproduce/runs/{baseline,rule,model,cooper}/ and results/{dynamics.png,table.md,summary.json}.
 STEPS=${STEPS:-100}
 EVAL_STEPS=${EVAL_STEPS:-25}
 N_EVAL=${N_EVAL:-24}   # problems per held-out set (CPU: every evaluation samples 3 x N_EVAL x EVAL_K completions)
 EVAL_K=${EVAL_K:-4}
+LR=${LR:-1e-5}
 RM=${RM:-experiments/verifyrm/results/rm_v2}
 source "$(dirname "$0")/../common.sh"
 D=experiments/verifyrm/data
@@ -25,16 +29,21 @@ save_problems(load_problems("experiments/verifyrm/data/svamp_heldout.jsonl").pro
 PY
 EVAL_SETS="builtin:test:$N_EVAL:1,2 $OUT/gsm8k_test.jsonl $OUT/svamp_heldout.jsonl"
 COMMON=(--config configs/rl_cpu.yaml --rm "$RM" --datasets builtin:train:512:1,2 $D/svamp_rm_train.jsonl
-        --max_steps "$STEPS" --save_steps "$EVAL_STEPS" --save_total_limit 1 --eval_steps "$EVAL_STEPS"
-        --eval_datasets $EVAL_SETS --eval_k $EVAL_K --rm_eval_data $D/gsm8k_heldout_rm.jsonl --seed 0)
-for mode in ${MODES:-rule model cooper}; do
-  dir=$OUT/$mode
-  if [ -f $dir/rl_summary.json ]; then echo "[reproduce] $mode done"; continue; fi
-  resume=()
+        --max_steps "$STEPS" --save_steps "${SAVE_STEPS:-$EVAL_STEPS}" --save_total_limit 1 --eval_steps "$EVAL_STEPS"
+        --eval_datasets $EVAL_SETS --eval_k $EVAL_K --rm_eval_data $D/gsm8k_heldout_rm.jsonl --seed 0 --learning_rate "$LR" ${EXTRA:-})
+run_mode() {
+  local mode=$1 dir=$OUT/$1 resume=()
+  if [ -f $dir/rl_summary.json ]; then echo "[reproduce] $mode done"; return; fi
   ls -d $dir/checkpoint-* >/dev/null 2>&1 && resume=(--resume_from_checkpoint last)
   echo "[reproduce] $mode -> $dir ($(date -u +%FT%TZ))"
-  $C rl "${COMMON[@]}" --reward $mode --output_dir $dir "${resume[@]}" > $dir.log 2>&1
+  if $C rl "${COMMON[@]}" --reward $mode --output_dir $dir "${resume[@]}" >> $dir.log 2>&1; then
+    echo "[reproduce] $mode finished ($(date -u +%FT%TZ))"
+  else echo "[reproduce] $mode FAILED, see $dir.log" >&2; return 1; fi
+}
+for mode in ${MODES:-rule model cooper}; do
+  if [ -n "${PARALLEL:-}" ]; then OMP_NUM_THREADS=1 run_mode $mode & else run_mode $mode; fi
 done
+wait
 RUNS=$(for m in rule model cooper; do [ -f $OUT/$m/metrics.jsonl ] && echo $OUT/$m; done)
 $C plot $RUNS --output $R/dynamics.png --title "SmolLM2-135M, CPU preset, $STEPS steps"
 .venv/bin/python experiments/reproduce/report.py $OUT $R

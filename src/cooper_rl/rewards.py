@@ -13,6 +13,8 @@ Every call also computes metrics: rule accuracy of the rollouts (always), mean r
 (RM score >= 0.5 vs verdict), the hacking monitor's flag and, for Cooper, the RM step's metrics. They go to
 TRL's logs through the `log_metric` callback TRL passes to reward functions (averaged over processes and
 logging steps, logged as "cooper/<name>"), and, on the main process, one JSON line per call to metrics.jsonl.
+With `rollouts_path`, every rollout (question, reference, completion, verdict, reward) is appended there too:
+the record to read when the reward and the rule accuracy part ways (what did the hacked outputs look like?).
 """
 
 from __future__ import annotations
@@ -35,8 +37,9 @@ class RuleReward:
     """1.0 if the rule verifier accepts the completion's final answer vs the reference, else 0.0."""
 
     def __init__(self, metrics_path: str | Path | None = None, monitor: HackingMonitor | None = None,
-                 mode: str = "strict", timeout: float = verify.DEFAULT_TIMEOUT):
+                 mode: str = "strict", timeout: float = verify.DEFAULT_TIMEOUT, rollouts_path: str | Path | None = None):
         self.metrics_path = Path(metrics_path) if metrics_path else None
+        self.rollouts_path = Path(rollouts_path) if rollouts_path else None
         self.monitor = monitor
         self.mode, self.timeout = mode, timeout
         self.last_metrics: dict = {}
@@ -63,11 +66,17 @@ class RuleReward:
                 if v is not None:
                     log_metric(f"cooper/{k}", float(v))
         main = trainer_state is None or trainer_state.is_world_process_zero
+        step = trainer_state.global_step + 1 if trainer_state is not None else None
         if self.metrics_path is not None and main:
-            step = trainer_state.global_step + 1 if trainer_state is not None else None
             self.metrics_path.parent.mkdir(parents=True, exist_ok=True)
             with open(self.metrics_path, "a") as f:
                 f.write(json.dumps({"step": step, "time": time.time(), **metrics}) + "\n")
+        if self.rollouts_path is not None and main:
+            self.rollouts_path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.rollouts_path, "a") as f:
+                f.writelines(json.dumps({"step": step, "question": q, "reference": r, "completion": c, "verdict": bool(v),
+                                         "reward": float(w)}) + "\n"
+                             for q, r, c, v, w in zip(question, reference, texts, verdicts, rewards))
         return rewards
 
 
@@ -75,8 +84,8 @@ class ModelReward(RuleReward):
     """sigmoid score of a frozen VerifyRM; logs rule accuracy and RM-vs-rule agreement too."""
 
     def __init__(self, rm, metrics_path=None, monitor=None, mode: str = "strict", timeout: float = verify.DEFAULT_TIMEOUT,
-                 batch_size: int = 64):
-        super().__init__(metrics_path, monitor, mode, timeout)
+                 batch_size: int = 64, rollouts_path=None):
+        super().__init__(metrics_path, monitor, mode, timeout, rollouts_path)
         self.rm, self.batch_size = rm, batch_size
 
     def rewards(self, questions, references, texts, verdicts) -> tuple[list[float], dict]:
@@ -92,8 +101,8 @@ class CooperReward(ModelReward):
     """ModelReward whose RM is then updated on this step's rollouts (Cooper co-optimization)."""
 
     def __init__(self, rm, negatives, pairs_per_prompt: int = 1, metrics_path=None, monitor=None,
-                 mode: str = "strict", timeout: float = verify.DEFAULT_TIMEOUT, batch_size: int = 64):
-        super().__init__(rm, metrics_path, monitor, mode, timeout, batch_size)
+                 mode: str = "strict", timeout: float = verify.DEFAULT_TIMEOUT, batch_size: int = 64, rollouts_path=None):
+        super().__init__(rm, metrics_path, monitor, mode, timeout, batch_size, rollouts_path)
         self.negatives, self.pairs_per_prompt = negatives, pairs_per_prompt
 
     def rewards(self, questions, references, texts, verdicts) -> tuple[list[float], dict]:

@@ -89,10 +89,11 @@ class RLConfig:
     use_vllm: bool = False
     vllm_mode: str = field(default="colocate", metadata={"help": "colocate or server (TRL)."})
     bf16: bool = False
-    bf16_autocast: bool = field(default=False, metadata={"help": "fp32 weights/optimizer, bf16 autocast compute (CPU with AMX: ~1.5x faster update)."})
+    bf16_autocast: bool = field(default=False, metadata={"help": "fp32 weights/optimizer, bf16 autocast for the log-prob forwards and backward (CPU with AMX: ~1.5x faster update); rollouts are generated in fp32."})
     gradient_checkpointing: bool = False
     cache_implementation: str | None = field(default=None, metadata={"help": "KV cache of HF generate rollouts (e.g. static); default dynamic."})
     resume_from_checkpoint: str | None = field(default=None, metadata={"help": "A checkpoint-N dir, or 'last' for the newest in output_dir."})
+    log_rollouts: bool = field(default=True, metadata={"help": "Append every rollout with its verdict and reward to output_dir/rollouts.jsonl."})
     eval_steps: int = field(default=0, metadata={"help": "Evaluate the policy (avg@k) and the RM every N steps and at step 0 (0: never)."})
     eval_datasets: list[str] = field(default_factory=lambda: ["builtin:test:32"], metadata={"help": "Held-out problem sources for avg@k."})
     eval_k: int = field(default=4, metadata={"help": "Samples per problem in the periodic evaluation (paper: 8)."})
@@ -168,6 +169,20 @@ class RMCheckpointCallback(TrainerCallback):
             save_rm_state(self.reward, Path(args.output_dir) / f"checkpoint-{state.global_step}")
 
 
+class FP32Generation(TrainerCallback):
+    """Keeps HF generate out of bf16 autocast (slower there on CPU) while TRL's log-prob forwards keep it.
+
+    Accelerate wraps model.forward in autocast when mixed precision is on; TRL also enters
+    accelerator.autocast() around every log-prob forward, so restoring the plain forward at train start
+    leaves autocast exactly where the loss and the reference log-probs are computed."""
+
+    def on_train_begin(self, args, state, control, model=None, **kwargs):
+        """Restore the un-autocast forward that accelerate saved as _original_forward."""
+        for m in {id(x): x for x in (model, getattr(model, "module", None)) if x is not None}.values():
+            if hasattr(m, "_original_forward"):
+                m.forward = m._original_forward
+
+
 def resolve_checkpoint(cfg: RLConfig) -> str | None:
     """The checkpoint dir to resume from: cfg.resume_from_checkpoint, or for 'last'/'true' the newest complete one in
     output_dir."""
@@ -202,7 +217,8 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
     from cooper_rl.reward_model import VerifyRM
 
     metrics_path = Path(cfg.output_dir) / "metrics.jsonl"
-    common = {"metrics_path": metrics_path, "mode": "strict", "timeout": cfg.verify_timeout}
+    common = {"metrics_path": metrics_path, "mode": "strict", "timeout": cfg.verify_timeout,
+              "rollouts_path": Path(cfg.output_dir) / "rollouts.jsonl" if cfg.log_rollouts else None}
     if cfg.reward == "rule":
         return RuleReward(**common)
     monitor = HackingMonitor(cfg.monitor_window, cfg.monitor_reward_rise, cfg.monitor_acc_drop)
@@ -284,7 +300,7 @@ class EvalCallback(TrainerCallback):
 
 def trim_logs(output_dir: str | os.PathLike, step: int) -> None:
     """Drop lines of metrics/timing/evals jsonl written after `step` (a resumed run writes them again)."""
-    for name in ("metrics.jsonl", "timing.jsonl", "evals.jsonl"):
+    for name in ("metrics.jsonl", "timing.jsonl", "evals.jsonl", "rollouts.jsonl"):
         path = Path(output_dir) / name
         if not path.is_file():
             continue
@@ -339,6 +355,8 @@ def build_trainer(cfg: RLConfig):
         callbacks=[RMCheckpointCallback(reward)] if cfg.reward == "cooper" else None,
     )
     trainer.add_callback(StepProfiler(trainer, reward, Path(cfg.output_dir) / "timing.jsonl"))
+    if cfg.bf16_autocast and not cfg.bf16:
+        trainer.add_callback(FP32Generation())
     if cfg.eval_steps > 0:
         if int(os.environ.get("WORLD_SIZE", "1")) > 1:
             raise ValueError("eval_steps > 0 is single-process only; evaluate checkpoints with `cooper eval` instead")
