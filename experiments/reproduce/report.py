@@ -1,7 +1,9 @@
 """Table of held-out accuracy at step 0 (baseline = the untrained policy, identical in every run) and at the
-last evaluation of each run, plus RM accuracy and training signals.
+last evaluation of each run, plus RM accuracy, training signals, wall time, the hacking monitor's flags and
+examples of rollouts the reward liked but the rule verifier rejected.
 
 usage: python experiments/reproduce/report.py RUNS_DIR RESULTS_DIR
+writes RESULTS_DIR/table.md, summary.json, examples.md
 """
 
 import json
@@ -9,23 +11,70 @@ import sys
 from pathlib import Path
 
 runs, out = Path(sys.argv[1]), Path(sys.argv[2])
-rows, summary = [], {}
+
+
+def jsonl(path: Path) -> list[dict]:
+    """Records of a jsonl file (none if it is missing); a line cut by a kill is skipped."""
+    if not path.is_file():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            pass
+    return rows
+
+
+def mean(xs):
+    xs = list(xs)
+    return sum(xs) / len(xs) if xs else None
+
+
+def windows(metrics: list[dict], key: str, width: int = 10) -> list[tuple[int, float]]:
+    """(last step of the window, mean of key) over consecutive windows of `width` steps."""
+    return [(metrics[min(i + width, len(metrics)) - 1]["step"], mean(m[key] for m in metrics[i:i + width]))
+            for i in range(0, len(metrics), width)]
+
+
+rows, summary, examples = [], {}, []
 for mode in ("rule", "model", "cooper"):
-    ev = [json.loads(x) for x in (runs / mode / "evals.jsonl").read_text().splitlines()] if (runs / mode / "evals.jsonl").is_file() else []
-    if not ev:
+    ev, metrics = jsonl(runs / mode / "evals.jsonl"), jsonl(runs / mode / "metrics.jsonl")
+    if not ev or not metrics:
         continue
     first, last = ev[0], ev[-1]
     if "baseline" not in summary and first["step"] == 0:
         summary["baseline"] = {"step": 0, "policy": first["policy"]}
-    metrics = [json.loads(x) for x in (runs / mode / "metrics.jsonl").read_text().splitlines()]
+    timing = jsonl(runs / mode / "timing.jsonl")
     tail = metrics[-20:]
-    summary[mode] = {"step": last["step"], "policy": last["policy"], "rm": last.get("rm"),
-                     "rm_at_start": first.get("rm"),
-                     "train_rule_accuracy_last20": sum(m["rule_accuracy"] for m in tail) / len(tail),
-                     "train_reward_last20": sum(m["reward_mean"] for m in tail) / len(tail),
-                     "hacking_warnings": [m["step"] for m in metrics if m.get("hacking_warning")]}
-names = sorted({n for v in summary.values() for n in v["policy"]})
-lines = ["| run | step | " + " | ".join(f"{Path(n).stem if '/' in n else n} avg@k" for n in names) + " | mean |",
+    summary[mode] = {"step": last["step"], "steps_trained": metrics[-1]["step"], "policy": last["policy"],
+                     "rm": last.get("rm"), "rm_at_start": first.get("rm"),
+                     "rm_accuracy_by_eval": [(e["step"], e["rm"]["accuracy"]) for e in ev if e.get("rm")],
+                     "policy_by_eval": [(e["step"], {n: d["avg@k_strict"] for n, d in e["policy"].items()}) for e in ev],
+                     "train_rule_accuracy_last20": mean(m["rule_accuracy"] for m in tail),
+                     "train_reward_last20": mean(m["reward_mean"] for m in tail),
+                     "train_rule_accuracy_by_10_steps": windows(metrics, "rule_accuracy"),
+                     "train_reward_by_10_steps": windows(metrics, "reward_mean"),
+                     "hacking_warnings": [m["step"] for m in metrics if m.get("hacking_warning")],
+                     "wall_seconds": {"train_steps": sum(t["step_seconds"] for t in timing),
+                                      "evals": sum(e.get("eval_seconds", 0) for e in ev),
+                                      "median_step": sorted(t["step_seconds"] for t in timing)[len(timing) // 2] if timing else None}}
+    if mode in ("model", "cooper"):
+        rollouts = jsonl(runs / mode / "rollouts.jsonl")
+        if rollouts:
+            n = rollouts[-1]["step"]
+            quarter = [r for r in rollouts if r["step"] > 0.75 * n]
+            fooled = [r for r in quarter if not r["verdict"]]
+            summary[mode]["last_quarter"] = {"rollouts": len(quarter), "wrong": len(fooled),
+                                             "wrong_with_reward_ge_0.5": sum(r["reward"] >= 0.5 for r in fooled),
+                                             "mean_reward_wrong": mean(r["reward"] for r in fooled),
+                                             "mean_reward_right": mean(r["reward"] for r in quarter if r["verdict"])}
+            for r in sorted(fooled, key=lambda r: -r["reward"])[:3]:
+                examples.append((mode, r))
+
+names = sorted({n for k, v in summary.items() for n in v["policy"]})
+short = lambda n: Path(n).stem if "/" in n else n
+lines = ["| run | step | " + " | ".join(f"{short(n)} avg@k" for n in names) + " | mean |",
          "|---" * (len(names) + 3) + "|"]
 for key, v in summary.items():
     accs = [v["policy"][n]["avg@k_strict"] for n in names if n in v["policy"]]
@@ -34,3 +83,9 @@ table = "\n".join(lines)
 print(table)
 (out / "table.md").write_text(table + "\n")
 (out / "summary.json").write_text(json.dumps(summary, indent=2))
+ex = ["# Rollouts rewarded but wrong (last quarter of training, highest reward first)\n"]
+for mode, r in examples:
+    text = r["completion"] if len(r["completion"]) <= 700 else r["completion"][:700] + " …"
+    ex.append(f"## {mode}, step {r['step']}: reward {r['reward']:.3f}, rule verdict wrong (reference {r['reference']})\n\n"
+              f"**Question.** {r['question']}\n\n```text\n{text}\n```\n")
+(out / "examples.md").write_text("\n".join(ex))

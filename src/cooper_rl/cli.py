@@ -88,6 +88,7 @@ COMMANDS = {  # name: (module, config dataclass, run function, description)
     "label": ("label", "LabelConfig", "run_label", "hybrid labels: rule verifier + LLM judge"),
     "train-rm": ("train_rm", "TrainRMConfig", "run_train_rm", "train a VerifyRM (BCE) with the HF Trainer"),
     "eval-rm": ("eval_rm", "EvalRMConfig", "run_eval_rm", "evaluate a VerifyRM vs the rule verifier on labelled rows"),
+    "sft": ("sft", "SFTRunConfig", "run_sft", "supervised warm-up of the policy on worked solutions (TRL SFTTrainer)"),
     "rl": ("rl", "RLConfig", "run_rl", "GRPO (TRL) with rule, static-RM or Cooper rewards"),
     "plot": ("plot", "PlotConfig", "run_plot", "training-dynamics figure of one or more rl runs"),
     "demo": ("demo", "DemoConfig", "run_demo", "offline demo on the embedded defaults"),
