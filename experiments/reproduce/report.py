@@ -2,7 +2,8 @@
 last evaluation of each run, plus RM accuracy, training signals, wall time, the hacking monitor's flags and
 examples of rollouts the reward liked but the rule verifier rejected.
 
-usage: python experiments/reproduce/report.py RUNS_DIR RESULTS_DIR
+usage: python experiments/reproduce/report.py RUNS_DIR RESULTS_DIR [UNTIL_STEP]
+Every run is cut at the last evaluation step all runs reached (or UNTIL_STEP), so all have the same budget.
 writes RESULTS_DIR/table.md, summary.json, examples.md
 """
 
@@ -37,17 +38,20 @@ def windows(metrics: list[dict], key: str, width: int = 10) -> list[tuple[int, f
             for i in range(0, len(metrics), width)]
 
 
-rows, summary, examples = [], {}, []
-for mode in ("rule", "model", "cooper"):
-    ev, metrics = jsonl(runs / mode / "evals.jsonl"), jsonl(runs / mode / "metrics.jsonl")
-    if not ev or not metrics:
-        continue
+# Same budget for every run: everything is cut at the last evaluation step all runs have reached.
+MODES = [m for m in ("rule", "model", "cooper") if jsonl(runs / m / "evals.jsonl") and jsonl(runs / m / "metrics.jsonl")]
+until = int(sys.argv[3]) if len(sys.argv) > 3 else min((jsonl(runs / m / "evals.jsonl")[-1]["step"] for m in MODES), default=0)
+upto = lambda rows: [r for r in rows if r.get("step") is not None and r["step"] <= until]
+
+rows, summary, examples = [], {"budget_steps": until}, []
+for mode in MODES:
+    ev, metrics = upto(jsonl(runs / mode / "evals.jsonl")), upto(jsonl(runs / mode / "metrics.jsonl"))
     first, last = ev[0], ev[-1]
     if "baseline" not in summary and first["step"] == 0:
         summary["baseline"] = {"step": 0, "policy": first["policy"]}
-    timing = jsonl(runs / mode / "timing.jsonl")
+    timing = upto(jsonl(runs / mode / "timing.jsonl"))
     tail = metrics[-20:]
-    summary[mode] = {"step": last["step"], "steps_trained": metrics[-1]["step"], "policy": last["policy"],
+    summary[mode] = {"step": last["step"], "steps_trained": metrics[-1]["step"] if metrics else 0, "policy": last["policy"],
                      "rm": last.get("rm"), "rm_at_start": first.get("rm"),
                      "rm_accuracy_by_eval": [(e["step"], e["rm"]["accuracy"]) for e in ev if e.get("rm")],
                      "policy_by_eval": [(e["step"], {n: d["avg@k_strict"] for n, d in e["policy"].items()}) for e in ev],
@@ -60,7 +64,7 @@ for mode in ("rule", "model", "cooper"):
                                       "evals": sum(e.get("eval_seconds", 0) for e in ev),
                                       "median_step": sorted(t["step_seconds"] for t in timing)[len(timing) // 2] if timing else None}}
     if mode in ("model", "cooper"):
-        rollouts = jsonl(runs / mode / "rollouts.jsonl")
+        rollouts = upto(jsonl(runs / mode / "rollouts.jsonl"))
         if rollouts:
             n = rollouts[-1]["step"]
             quarter = [r for r in rollouts if r["step"] > 0.75 * n]
@@ -72,11 +76,12 @@ for mode in ("rule", "model", "cooper"):
             for r in sorted(fooled, key=lambda r: -r["reward"])[:3]:
                 examples.append((mode, r))
 
-names = sorted({n for k, v in summary.items() for n in v["policy"]})
+runs_only = {k: v for k, v in summary.items() if isinstance(v, dict)}
+names = sorted({n for v in runs_only.values() for n in v["policy"]})
 short = lambda n: Path(n).stem if "/" in n else n
 lines = ["| run | step | " + " | ".join(f"{short(n)} avg@k" for n in names) + " | mean |",
          "|---" * (len(names) + 3) + "|"]
-for key, v in summary.items():
+for key, v in runs_only.items():
     accs = [v["policy"][n]["avg@k_strict"] for n in names if n in v["policy"]]
     lines.append(f"| {key} | {v['step']} | " + " | ".join(f"{100 * a:.1f}%" for a in accs) + f" | {100 * sum(accs) / len(accs):.1f}% |")
 table = "\n".join(lines)

@@ -4,13 +4,16 @@
 #   PARALLEL=1 ...: the three runs at once, one torch thread each (on 2 cores the HF-generate-bound steps
 #   overlap better than one run at a time, and the runs stay at the same step if stopped).
 # LR=1e-5 (policy; the CPU preset's 1e-6 moves a 135M policy too little in ~100 steps), EXTRA="--bf16_autocast true".
+# SFT_STEPS=N: first a supervised warm-up of the policy (cooper sft, N steps on built-in worked solutions) and
+# all three runs start from it (the embedded policy answers ~0% correctly: no rule signal, no Cooper positives).
 # Needs the VerifyRM of experiments/verifyrm (RM=... to use another) and ../shared/data (SHARED=...).
-# Writes experiments/reproduce/runs/{baseline,rule,model,cooper}/ and results/{dynamics.png,table.md,summary.json}.
+# Writes $OUT (default experiments/reproduce/runs)/{rule,model,cooper}/ and $R (results)/{dynamics.png,table.md,summary.json,examples.md}.
 STEPS=${STEPS:-100}
 EVAL_STEPS=${EVAL_STEPS:-25}
 N_EVAL=${N_EVAL:-24}   # problems per held-out set (CPU: every evaluation samples 3 x N_EVAL x EVAL_K completions)
 EVAL_K=${EVAL_K:-4}
 LR=${LR:-1e-5}
+POLICY=${POLICY:-smollm2-135m-instruct}
 RM=${RM:-experiments/verifyrm/results/rm_v2}
 source "$(dirname "$0")/../common.sh"
 D=experiments/verifyrm/data
@@ -19,7 +22,7 @@ R=${R:-experiments/reproduce/results}
 mkdir -p $OUT $R
 test -f $RM/cooper_rm.json || { echo "no VerifyRM at $RM: run experiments/verifyrm/run_v2.sh first" >&2; exit 1; }
 test -f $D/svamp_heldout.jsonl || .venv/bin/python experiments/verifyrm/prepare.py "$SHARED"
-# held-out evaluation sets (never trained on): built-in test split, GSM8K test 1-50, SVAMP train 301-350
+# held-out evaluation sets (never trained on): built-in test split, the first N_EVAL of GSM8K test and of SVAMP train 301-432
 .venv/bin/python - "$SHARED" "$N_EVAL" "$OUT" <<'PY'
 import sys
 from cooper_rl.data import load_problems, save_problems
@@ -27,8 +30,16 @@ shared, n = sys.argv[1], int(sys.argv[2])
 save_problems(load_problems(f"{shared}/gsm8k/test.jsonl").problems[:n], f"{sys.argv[3]}/gsm8k_test.jsonl")
 save_problems(load_problems("experiments/verifyrm/data/svamp_heldout.jsonl").problems[:n], f"{sys.argv[3]}/svamp_heldout.jsonl")
 PY
+if [ "${SFT_STEPS:-0}" -gt 0 ]; then
+  if [ ! -f $OUT/sft/sft_summary.json ]; then
+    echo "[reproduce] sft warm-up -> $OUT/sft ($(date -u +%FT%TZ))"
+    $C sft --policy "$POLICY" --datasets builtin:train:2000:1,2 --max_steps "$SFT_STEPS" --output_dir $OUT/sft \
+      --bf16_autocast true --seed 0 > $OUT/sft.log 2>&1
+  fi
+  POLICY=$OUT/sft/policy
+fi
 EVAL_SETS="builtin:test:$N_EVAL:1,2 $OUT/gsm8k_test.jsonl $OUT/svamp_heldout.jsonl"
-COMMON=(--config configs/rl_cpu.yaml --rm "$RM" --datasets builtin:train:512:1,2 $D/svamp_rm_train.jsonl
+COMMON=(--config configs/rl_cpu.yaml --policy "$POLICY" --rm "$RM" --datasets builtin:train:512:1,2 $D/svamp_rm_train.jsonl
         --max_steps "$STEPS" --save_steps "${SAVE_STEPS:-$EVAL_STEPS}" --save_total_limit 1 --eval_steps "$EVAL_STEPS"
         --eval_datasets $EVAL_SETS --eval_k $EVAL_K --rm_eval_data $D/gsm8k_heldout_rm.jsonl --seed 0 --learning_rate "$LR" ${EXTRA:-})
 run_mode() {
@@ -45,5 +56,5 @@ for mode in ${MODES:-rule model cooper}; do
 done
 wait
 RUNS=$(for m in rule model cooper; do [ -f $OUT/$m/metrics.jsonl ] && echo $OUT/$m; done)
-$C plot $RUNS --output $R/dynamics.png --title "SmolLM2-135M, CPU preset, $STEPS steps"
+$C plot $RUNS --output $R/dynamics.png --title "SmolLM2-135M ($POLICY), CPU preset, $STEPS steps"
 .venv/bin/python experiments/reproduce/report.py $OUT $R
