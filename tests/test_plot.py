@@ -30,6 +30,19 @@ def test_load_run_skips_cut_lines_and_labels_by_mode(tmp_path):
     assert len(run["metrics"]) == 12 and len(run["evals"]) == 3 and run["label"] == "cooper (a)"
 
 
+def test_rollouts_give_lengths_and_the_rate_of_rewarded_wrong_answers(tmp_path):
+    d = fake_run(tmp_path / "m", "model")
+    rollouts = [{"step": 1, "completion": "abcd", "verdict": False, "reward": 0.9},
+                {"step": 1, "completion": "ab", "verdict": False, "reward": 0.1},
+                {"step": 1, "completion": "abcdef", "verdict": True, "reward": 0.9},
+                {"step": 2, "completion": "a", "verdict": True, "reward": 0.2}]  # no wrong rollout: no point
+    (d / "rollouts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rollouts))
+    run = load_run(d)
+    assert run["lengths"] == [(1, 4.0), (2, 1.0)] and run["fooled"] == [(1, 0.5)]
+    out = plot_runs(PlotConfig(run_dirs=[str(d)], output=str(tmp_path / "fig3.png")))
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_plot_several_runs_writes_png(tmp_path):
     a, b = fake_run(tmp_path / "a", "rule"), fake_run(tmp_path / "b", "model", with_evals=False)
     out = plot_runs(PlotConfig(run_dirs=[str(a), str(b)], output=str(tmp_path / "fig.png")))

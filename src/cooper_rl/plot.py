@@ -7,6 +7,10 @@ draws, with one colour per run:
     rollout rule accuracy (train)     policy reward (train; x = hacking-monitor warnings)
     held-out accuracy avg@k (strict)  RM accuracy on the fixed labelled set (solid) / RM-vs-rule agreement (dotted)
 
+and, when the runs logged rollouts.jsonl, a third row:
+
+    rollout length (characters)       share of wrong rollouts (rule verifier) rewarded >= 0.5 (RM fooled)
+
 Training curves are smoothed with a trailing moving average (raw values faint behind).
 """
 
@@ -62,11 +66,22 @@ def load_run(run_dir: str | Path) -> dict:
     if not metrics and not evals:
         raise FileNotFoundError(f"{d}: no metrics.jsonl or evals.jsonl (is it a `cooper rl` output_dir?)")
     cfg = json.loads((d / "rl_config.json").read_text()) if (d / "rl_config.json").is_file() else {}
-    return {"label": f"{cfg.get('reward', '?')} ({d.name})", "metrics": metrics, "evals": evals}
+    per_step: dict[int, list[dict]] = {}
+    for r in read_jsonl(d / "rollouts.jsonl"):
+        if r.get("step") is not None:
+            per_step.setdefault(r["step"], []).append(r)
+    lengths, fooled = [], []
+    for step, rs in sorted(per_step.items()):
+        lengths.append((step, sum(len(r["completion"]) for r in rs) / len(rs)))
+        wrong = [r for r in rs if not r["verdict"]]
+        if wrong and cfg.get("reward") != "rule":
+            fooled.append((step, sum(r["reward"] >= 0.5 for r in wrong) / len(wrong)))
+    return {"label": f"{cfg.get('reward', '?')} ({d.name})", "metrics": metrics, "evals": evals,
+            "lengths": lengths, "fooled": fooled}
 
 
 def plot_runs(cfg: PlotConfig) -> Path:
-    """Draw the 2x2 figure for cfg.run_dirs and write it as PNG; returns the path."""
+    """Draw the 2x2 (3x2 with rollouts) figure for cfg.run_dirs and write it as PNG; returns the path."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -82,8 +97,9 @@ def plot_runs(cfg: PlotConfig) -> Path:
             raise DataError(f"{len(cfg.labels)} labels for {len(runs)} runs")
         for r, lab in zip(runs, cfg.labels):
             r["label"] = lab
-    fig, axes = plt.subplots(2, 2, figsize=(12, 8), sharex=True)
-    (ax_acc, ax_rew), (ax_test, ax_rm) = axes
+    rows = 3 if any(r["lengths"] for r in runs) else 2
+    fig, axes = plt.subplots(rows, 2, figsize=(12, 4 * rows), sharex=True)
+    (ax_acc, ax_rew), (ax_test, ax_rm) = axes[:2]
     for i, run in enumerate(runs):
         color = f"C{i}"
         m = run["metrics"]
@@ -107,19 +123,28 @@ def plot_runs(cfg: PlotConfig) -> Path:
             for j, name in enumerate(names):
                 pts = [(e["step"], e["policy"][name]["avg@k_strict"]) for e in ev if name in e.get("policy", {})]
                 ax_test.plot(*zip(*pts), color=color, marker="o", ms=3, ls=("-", "--", "-.", ":")[j % 4],
-                             label=f"{run['label']} · {name}")
+                             label=f"{run['label']} · {Path(name).stem if '/' in name else name}")
             rm = [(e["step"], e["rm"]["accuracy"]) for e in ev if e.get("rm")]
             if rm:
                 ax_rm.plot(*zip(*rm), color=color, marker="o", ms=3, label=run["label"])
+        if rows == 3:
+            for ax, key in ((axes[2][0], "lengths"), (axes[2][1], "fooled")):
+                if run[key]:
+                    xs, ys = zip(*run[key])
+                    ax.plot(xs, ys, color=color, alpha=0.2, lw=0.8)
+                    ax.plot(xs, moving_average(list(ys), cfg.smooth), color=color, lw=2, label=run["label"])
     ax_acc.set_title("rollout accuracy (rule verifier, train)")
     ax_rew.set_title("policy reward (train; x = hacking warning)")
     ax_test.set_title("held-out accuracy avg@k (strict)")
     ax_rm.set_title("RM accuracy on labelled set (·· RM-vs-rule agreement on rollouts)")
+    if rows == 3:
+        axes[2][0].set_title("rollout length (characters, train)")
+        axes[2][1].set_title("wrong rollouts rewarded >= 0.5 (RM fooled, train)")
     for ax in axes.flat:
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7)
-    for ax in axes[1]:
+    for ax in axes[-1]:
         ax.set_xlabel("step")
     if cfg.title:
         fig.suptitle(cfg.title)
