@@ -39,6 +39,9 @@ def test_rollouts_give_lengths_and_the_rate_of_rewarded_wrong_answers(tmp_path):
     (d / "rollouts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rollouts))
     run = load_run(d)
     assert run["lengths"] == [(1, 4.0), (2, 1.0)] and run["fooled"] == [(1, 0.5)]
+    cut = load_run(d, max_step=1)
+    assert cut["lengths"] == [(1, 4.0)] and max(r["step"] for r in cut["metrics"]) == 1
+    assert [e["step"] for e in cut["evals"]] == [0]
     out = plot_runs(PlotConfig(run_dirs=[str(d)], output=str(tmp_path / "fig3.png")))
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

@@ -58,3 +58,8 @@ wait
 RUNS=$(for m in rule model cooper; do [ -f $OUT/$m/metrics.jsonl ] && echo $OUT/$m; done)
 $C plot $RUNS --output $R/dynamics.png --title "SmolLM2-135M ($POLICY), CPU preset, $STEPS steps"
 .venv/bin/python experiments/reproduce/report.py $OUT $R
+# the per-run logs go with the results (the run dirs hold GBs of checkpoints and are not committed)
+for m in rule model cooper; do
+  [ -d $OUT/$m ] || continue
+  mkdir -p $R/runs/$m && cp $OUT/$m/{metrics,evals,timing,rollouts}.jsonl $OUT/$m/rl_config.json $R/runs/$m/ 2>/dev/null || true
+done

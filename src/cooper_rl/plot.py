@@ -32,6 +32,7 @@ class PlotConfig:
     output: str | None = field(default=None, metadata={"help": "PNG path (default: RUN_DIR/dynamics.png of the first run)."})
     smooth: int = field(default=5, metadata={"help": "Moving-average window (steps) for training curves."})
     title: str | None = None
+    max_step: int | None = field(default=None, metadata={"help": "Draw steps up to this one only (runs compared at one budget)."})
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -58,18 +59,19 @@ def moving_average(values: list[float], window: int) -> list[float]:
     return out
 
 
-def load_run(run_dir: str | Path) -> dict:
-    """{label, metrics (rows with a step), evals} of one run directory (FileNotFoundError if it has neither file)."""
+def load_run(run_dir: str | Path, max_step: int | None = None) -> dict:
+    """{label, metrics (rows with a step), evals, lengths, fooled} of one run directory, up to max_step
+    (FileNotFoundError if it has neither metrics nor evals)."""
     d = Path(run_dir)
-    metrics = [r for r in read_jsonl(d / "metrics.jsonl") if r.get("step") is not None]
-    evals = read_jsonl(d / "evals.jsonl")
+    upto = lambda rows: [r for r in rows if r.get("step") is not None and (max_step is None or r["step"] <= max_step)]
+    metrics = upto(read_jsonl(d / "metrics.jsonl"))
+    evals = upto(read_jsonl(d / "evals.jsonl"))
     if not metrics and not evals:
         raise FileNotFoundError(f"{d}: no metrics.jsonl or evals.jsonl (is it a `cooper rl` output_dir?)")
     cfg = json.loads((d / "rl_config.json").read_text()) if (d / "rl_config.json").is_file() else {}
     per_step: dict[int, list[dict]] = {}
-    for r in read_jsonl(d / "rollouts.jsonl"):
-        if r.get("step") is not None:
-            per_step.setdefault(r["step"], []).append(r)
+    for r in upto(read_jsonl(d / "rollouts.jsonl")):
+        per_step.setdefault(r["step"], []).append(r)
     lengths, fooled = [], []
     for step, rs in sorted(per_step.items()):
         lengths.append((step, sum(len(r["completion"]) for r in rs) / len(rs)))
@@ -91,7 +93,7 @@ def plot_runs(cfg: PlotConfig) -> Path:
 
     if not cfg.run_dirs:
         raise DataError("give at least one run directory: cooper plot RUN_DIR [RUN_DIR ...]")
-    runs = [load_run(d) for d in cfg.run_dirs]
+    runs = [load_run(d, cfg.max_step) for d in cfg.run_dirs]
     if cfg.labels:
         if len(cfg.labels) != len(runs):
             raise DataError(f"{len(cfg.labels)} labels for {len(runs)} runs")
