@@ -73,8 +73,11 @@ for mode in MODES:
                                              "wrong_with_reward_ge_0.5": sum(r["reward"] >= 0.5 for r in fooled),
                                              "mean_reward_wrong": mean(r["reward"] for r in fooled),
                                              "mean_reward_right": mean(r["reward"] for r in quarter if r["verdict"])}
-            for r in sorted(fooled, key=lambda r: -r["reward"])[:3]:
-                examples.append((mode, r))
+            seen = set()
+            for r in sorted(fooled, key=lambda r: -r["reward"]):
+                if r["completion"] not in seen and len(seen) < 3:  # three different texts per run
+                    seen.add(r["completion"])
+                    examples.append((mode, r))
 
 runs_only = {k: v for k, v in summary.items() if isinstance(v, dict)}
 names = sorted({n for v in runs_only.values() for n in v["policy"]})
@@ -84,6 +87,11 @@ lines = ["| run | step | " + " | ".join(f"{short(n)} avg@k" for n in names) + " 
 for key, v in runs_only.items():
     accs = [v["policy"][n]["avg@k_strict"] for n in names if n in v["policy"]]
     lines.append(f"| {key} | {v['step']} | " + " | ".join(f"{100 * a:.1f}%" for a in accs) + f" | {100 * sum(accs) / len(accs):.1f}% |")
+lines += ["", "Lenient avg@k (last number in the text when no marker) / mean new tokens per sample:", "",
+          "| run | step | " + " | ".join(f"{short(n)}" for n in names) + " |", "|---" * (len(names) + 2) + "|"]
+for key, v in runs_only.items():
+    lines.append(f"| {key} | {v['step']} | " + " | ".join(
+        f"{100 * v['policy'][n]['avg@k_lenient']:.1f}% / {v['policy'][n]['mean_new_tokens']:.0f}" for n in names if n in v["policy"]) + " |")
 table = "\n".join(lines)
 print(table)
 (out / "table.md").write_text(table + "\n")
