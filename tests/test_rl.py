@@ -61,7 +61,10 @@ def rows(out):
 
 
 def test_rule_mode_run_rl(assets, tmp_path, one_thread):
+    (tmp_path / "metrics.jsonl").write_text('{"step": 0, "stale": 1}\n{"step": 1, "stale": 1}\n')  # a killed earlier run
+    (tmp_path / "evals.jsonl").write_text('{"step": 0, "stale": 1}\n')
     summary = run_rl(config(assets, tmp_path, "rule"))
+    assert not (tmp_path / "evals.jsonl").read_text()  # a fresh start drops the old run's lines
     assert summary["global_step"] == 2 and summary["n_prompts"] == 4
     assert [r["step"] for r in rows(tmp_path)] == [1, 2]
     assert all(0 <= r["rule_accuracy"] <= 1 for r in rows(tmp_path))

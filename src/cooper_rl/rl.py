@@ -329,8 +329,9 @@ def build_trainer(cfg: RLConfig):
         raise ValueError(f"prompts_per_step * num_generations = {per_step} must be divisible by "
                          f"processes ({world}) * gradient_accumulation_steps ({cfg.gradient_accumulation_steps})")
     checkpoint = resolve_checkpoint(cfg)
-    if checkpoint is not None and int(os.environ.get("RANK", "0")) == 0:  # the resumed steps will be logged again
-        trim_logs(cfg.output_dir, json.loads((Path(checkpoint) / "trainer_state.json").read_text())["global_step"])
+    if int(os.environ.get("RANK", "0")) == 0:  # resumed steps are logged again; a fresh start owns its logs
+        trim_logs(cfg.output_dir, -1 if checkpoint is None else
+                  json.loads((Path(checkpoint) / "trainer_state.json").read_text())["global_step"])
     tokenizer = load_tokenizer(cfg.policy)
     tokenizer.padding_side = "left"
     dataset, dropped = build_dataset(cfg, tokenizer)
