@@ -11,20 +11,9 @@ import json
 import sys
 from pathlib import Path
 
+from cooper_rl.plot import read_jsonl as jsonl  # missing file: [], a line cut by a kill: skipped
+
 runs, out = Path(sys.argv[1]), Path(sys.argv[2])
-
-
-def jsonl(path: Path) -> list[dict]:
-    """Records of a jsonl file (none if it is missing); a line cut by a kill is skipped."""
-    if not path.is_file():
-        return []
-    rows = []
-    for line in path.read_text().splitlines():
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            pass
-    return rows
 
 
 def mean(xs):
