@@ -4,6 +4,7 @@
 import pytest
 import torch
 from fake_openai import FakeOpenAI, Reply, last_user
+from tiny import save_tiny_llama
 
 from cooper_rl import verify
 from cooper_rl.cooper_step import (
@@ -156,17 +157,7 @@ def test_make_negative_generator_checks_its_spec():
 
 def test_local_negatives_mask_garbage(tmp_path, rm, one_thread):
     """A tiny random local model writes garbage: every pair is masked, nothing breaks."""
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    from cooper_rl.models import load_tokenizer
-
-    tok = load_tokenizer("smollm2-135m-instruct")
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                                         num_attention_heads=2, num_key_value_heads=2, tie_word_embeddings=True,
-                                         eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id))
-    model.save_pretrained(tmp_path / "assistant")
-    tok.save_pretrained(tmp_path / "assistant")
+    save_tiny_llama(tmp_path / "assistant", hidden_size=32, num_hidden_layers=1)
     gen = make_negative_generator("local", f"hf:{tmp_path / 'assistant'}", max_tokens=12)
     assert isinstance(gen.chat, LocalChat)
     before = weights(rm)

@@ -8,6 +8,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 from test_cooper_step import same, tiny_rm, weights
+from tiny import tiny_llama
 
 from cooper_rl.rewards import CooperReward, ModelReward
 from cooper_rl.rl import RM_DIR, RM_STATE, RLConfig, build_trainer, run_rl
@@ -18,19 +19,12 @@ QUESTIONS = ["What is 3 + 4?", "What is 1 + 6?", "What is 10 - 3?", "What is 14 
 @pytest.fixture(scope="module")
 def assets(tmp_path_factory):
     """(policy dir, RM dir, data file): a tiny Llama fitted for a few steps so some rollouts are correct."""
-    from transformers import LlamaConfig, LlamaForCausalLM
-
     from cooper_rl.evaluate import EvalConfig, build_prompt
-    from cooper_rl.models import load_tokenizer
 
     root = tmp_path_factory.mktemp("rl")
     n = torch.get_num_threads()
     torch.set_num_threads(1)
-    tok = load_tokenizer("smollm2-135m-instruct")
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(LlamaConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                                         num_attention_heads=2, num_key_value_heads=2, tie_word_embeddings=True,
-                                         eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id))
+    model, tok = tiny_llama()
     target = tok("The answer is \\boxed{7}." + tok.eos_token, add_special_tokens=False)["input_ids"]
     prompts = [tok(build_prompt(tok, q, EvalConfig()), add_special_tokens=False)["input_ids"] for q in QUESTIONS[:2]]
     opt = torch.optim.AdamW(model.parameters(), lr=5e-3)

@@ -4,7 +4,7 @@ solution, a saved policy that `cooper rl` / `cooper eval` can load."""
 import json
 
 import pytest
-import torch
+from tiny import save_tiny_llama
 
 from cooper_rl.sft import SFTRunConfig, run_sft, sft_rows
 
@@ -24,17 +24,9 @@ def test_rows_use_the_rl_prompt_and_the_boxed_answer(tmp_path):
 
 
 def test_sft_fits_the_solutions_and_saves_a_loadable_policy(tmp_path, one_thread):
-    from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
+    from transformers import AutoModelForCausalLM
 
-    from cooper_rl.models import load_tokenizer
-
-    tok = load_tokenizer("smollm2-135m-instruct")
-    torch.manual_seed(0)
-    tiny = LlamaForCausalLM(LlamaConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                                        num_attention_heads=2, num_key_value_heads=2, tie_word_embeddings=True,
-                                        eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id))
-    tiny.save_pretrained(tmp_path / "tiny")
-    tok.save_pretrained(tmp_path / "tiny")
+    save_tiny_llama(tmp_path / "tiny")
     summary = run_sft(SFTRunConfig(policy=str(tmp_path / "tiny"), datasets=["builtin:train:8:1"], num_train_epochs=10,
                                    batch_size=4, learning_rate=3e-3, save_steps=1000, output_dir=str(tmp_path / "out")))
     assert summary["n_examples"] == 8 and summary["n_skipped"] == 0 and summary["global_step"] == 20
