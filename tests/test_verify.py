@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from cooper_rl.verify import answers_match, extract_answer, is_parseable, verify, verify_batch
+from cooper_rl.verify import answers_match, extract_answer, is_parseable, verify, verify_batch, verify_batch_answers
 
 # (completion, reference, expected) in strict mode
 CASES = [
@@ -116,6 +116,8 @@ def test_verify_batch():
     for mode in ("strict", "lenient"):
         expected = [verify(c, r, mode, timeout=1.0) for c, r in zip(comps, refs)]
         assert verify_batch(comps, refs, mode, timeout=1.0, workers=2) == expected
+        answers = verify_batch_answers(comps, refs, mode, timeout=1.0, workers=2)
+        assert answers == [(extract_answer(c, mode), e) for c, e in zip(comps, expected)]
     assert verify_batch(comps, refs, timeout=1.0) == [e for _, _, e in CASES] + [False, False]
     assert verify_batch([], []) == []
     with pytest.raises(ValueError):

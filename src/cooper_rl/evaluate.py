@@ -172,8 +172,8 @@ def evaluate(cfg: EvalConfig, model=None, tokenizer=None) -> dict:
                 outs = sample_completions(model, tokenizer, [prompts[i] for i in idx], cfg.k, cfg)
                 comps = [c for o in outs for c, _ in o]
                 refs = [todo[i][1].answer for i in idx for _ in range(cfg.k)]
-                strict = verify.verify_batch(comps, refs, mode="strict", timeout=cfg.timeout)
-                lenient = verify.verify_batch(comps, refs, mode="lenient", timeout=cfg.timeout)
+                strict = verify.verify_batch_answers(comps, refs, mode="strict", timeout=cfg.timeout)
+                lenient = verify.verify_batch_answers(comps, refs, mode="lenient", timeout=cfg.timeout)
                 j = 0
                 for i, o in zip(idx, outs):
                     src, p = todo[i]
@@ -181,8 +181,8 @@ def evaluate(cfg: EvalConfig, model=None, tokenizer=None) -> dict:
                         row = {
                             "dataset": src, "id": p.id, "sample": s, "question": p.question, "reference": p.answer,
                             "completion": text, "n_tokens": n_tok,
-                            "extracted": verify.extract_answer(text, "strict"), "correct": bool(strict[j]),
-                            "extracted_lenient": verify.extract_answer(text, "lenient"), "correct_lenient": bool(lenient[j]),
+                            "extracted": strict[j][0], "correct": bool(strict[j][1]),
+                            "extracted_lenient": lenient[j][0], "correct_lenient": bool(lenient[j][1]),
                         }
                         f.write(json.dumps(row) + "\n")
                         j += 1

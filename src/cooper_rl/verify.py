@@ -324,16 +324,24 @@ def verify_batch(
     completions, references, mode="strict", timeout=DEFAULT_TIMEOUT, workers: int | None = None
 ) -> list[bool]:
     """[verify(c, r) for each pair]: numeric checks in-process, symbolic ones spread over `workers` sandboxes."""
+    return [ok for _, ok in verify_batch_answers(completions, references, mode, timeout, workers)]
+
+
+def verify_batch_answers(
+    completions, references, mode="strict", timeout=DEFAULT_TIMEOUT, workers: int | None = None
+) -> list[tuple[str | None, bool]]:
+    """[(extract_answer(c), verify(c, r)) for each pair]: verify_batch that also returns the extracted answers."""
     completions, references = list(completions), list(references)
     if len(completions) != len(references):
         raise ValueError(f"{len(completions)} completions but {len(references)} references")
     workers = max(1, workers or min(4, os.cpu_count() or 1))
     results = [False] * len(completions)
+    preds: list[str | None] = [None] * len(completions)
     pending = []  # (index, pred, gold) needing sympy
     for i, (c, r) in enumerate(zip(completions, references)):
         if not isinstance(c, str) or not isinstance(r, str):
             raise TypeError("completions and references must be str")
-        pred = extract_answer(c, mode)
+        pred = preds[i] = extract_answer(c, mode)
         if pred is None:
             continue
         try:
@@ -356,4 +364,4 @@ def verify_batch(
         t.start()
     for t in threads:
         t.join()
-    return results
+    return list(zip(preds, results))
