@@ -52,6 +52,17 @@ for mode in MODES:
                      "wall_seconds": {"train_steps": sum(t["step_seconds"] for t in timing),
                                       "evals": sum(e.get("eval_seconds", 0) for e in ev),
                                       "median_step": sorted(t["step_seconds"] for t in timing)[len(timing) // 2] if timing else None}}
+    if mode == "cooper":  # the RM side: how many preference pairs it got and what it did with them
+        invalid = {}
+        for m in metrics:
+            for k, v in m.items():
+                if k.startswith("rm/invalid/") and v:
+                    invalid[k[len("rm/invalid/"):]] = invalid.get(k[len("rm/invalid/"):], 0) + v
+        losses = [m for m in metrics if m.get("rm/rm_loss") is not None]
+        summary[mode]["rm_updates"] = {
+            "pairs": sum(m.get("rm/n_pairs", 0) for m in metrics), "valid_pairs": sum(m.get("rm/n_valid", 0) for m in metrics),
+            "steps_with_an_update": len(losses), "invalid_reasons": invalid,
+            "pair_loss_by_10_steps": windows(losses, "rm/rm_loss") if losses else []}
     if mode in ("model", "cooper"):
         rollouts = upto(jsonl(runs / mode / "rollouts.jsonl"))
         if rollouts:
