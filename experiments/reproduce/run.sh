@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 5: rule vs static RM vs Cooper from the same start (SmolLM2-135M-Instruct), same data, seed and budget.
-#   STEPS=100 EVAL_STEPS=25 bash experiments/reproduce/run.sh        (resumable: rerun to continue)
+#   STEPS=100 EVAL_STEPS=25 bash experiments/reproduce/run.sh        (resumable: rerun to continue; rerun with
+#   a larger STEPS to extend finished runs from their last checkpoint — the learning rate is constant)
 #   PARALLEL=1 ...: the three runs at once, one torch thread each (on 2 cores the HF-generate-bound steps
 #   overlap better than one run at a time, and the runs stay at the same step if stopped).
 # LR=1e-5 (policy; the CPU preset's 1e-6 moves a 135M policy too little in ~100 steps), EXTRA="--bf16_autocast true".
@@ -44,7 +45,8 @@ COMMON=(--config configs/rl_cpu.yaml --policy "$POLICY" --rm "$RM" --datasets bu
         --eval_datasets $EVAL_SETS --eval_k $EVAL_K --rm_eval_data $D/gsm8k_heldout_rm.jsonl --seed 0 --learning_rate "$LR" ${EXTRA:-})
 run_mode() {
   local mode=$1 dir=$OUT/$1 resume=()
-  if [ -f $dir/rl_summary.json ]; then echo "[reproduce] $mode done"; return; fi
+  local done_steps=$(grep -o '"global_step": [0-9]*' $dir/rl_summary.json 2>/dev/null | grep -o '[0-9]*$')
+  if [ "${done_steps:-0}" -ge "$STEPS" ]; then echo "[reproduce] $mode done ($done_steps steps)"; return; fi
   ls -d $dir/checkpoint-* >/dev/null 2>&1 && resume=(--resume_from_checkpoint last)
   echo "[reproduce] $mode -> $dir ($(date -u +%FT%TZ))"
   if $C rl "${COMMON[@]}" --reward $mode --output_dir $dir "${resume[@]}" >> $dir.log 2>&1; then
