@@ -92,6 +92,15 @@ lines += ["", "Lenient avg@k (last number in the text when no marker) / mean new
 for key, v in runs_only.items():
     lines.append(f"| {key} | {v['step']} | " + " | ".join(
         f"{100 * v['policy'][n]['avg@k_lenient']:.1f}% / {v['policy'][n]['mean_new_tokens']:.0f}" for n in names if n in v["policy"]) + " |")
+steps = sorted({st for v in runs_only.values() for st, _ in v.get("policy_by_eval", [])})
+lines += ["", "Strict avg@k at every evaluation (" + " / ".join(short(n) for n in names) + "; mean):", "",
+          "| run | " + " | ".join(f"step {st}" for st in steps) + " |", "|---" * (len(steps) + 1) + "|"]
+for key, v in runs_only.items():
+    if "policy_by_eval" not in v:
+        continue
+    at = dict(v["policy_by_eval"])
+    cell = lambda d: " / ".join(f"{100 * d[n]:.1f}" for n in names) + f"; **{100 * sum(d[n] for n in names) / len(names):.1f}**"
+    lines.append(f"| {key} | " + " | ".join(cell(at[st]) if st in at else "" for st in steps) + " |")
 table = "\n".join(lines)
 print(table)
 (out / "table.md").write_text(table + "\n")
