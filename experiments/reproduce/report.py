@@ -14,6 +14,7 @@ from pathlib import Path
 from cooper_rl.plot import read_jsonl as jsonl  # missing file: [], a line cut by a kill: skipped
 
 runs, out = Path(sys.argv[1]), Path(sys.argv[2])
+out.mkdir(parents=True, exist_ok=True)
 
 
 def mean(xs):
