@@ -7,15 +7,16 @@ the share scored >= 0.5 (a good RM keeps these high); and the wrong rollouts the
 """
 
 import json
-from pathlib import Path
+import os
 import sys
+from pathlib import Path
 
 import torch
 
 from cooper_rl.plot import read_jsonl
 from cooper_rl.reward_model import VerifyRM
 
-torch.set_num_threads(int(__import__("os").environ.get("OMP_NUM_THREADS", "2")))
+torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
 out, files, rms = sys.argv[1], sys.argv[2].split(","), [a.split("=", 1) for a in sys.argv[3:]]
 rows = [r for f in files for r in read_jsonl(Path(f))]
 wrong = [r for r in rows if not r["verdict"]]

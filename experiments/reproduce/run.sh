@@ -57,6 +57,8 @@ for mode in ${MODES:-rule model cooper}; do
   if [ -n "${PARALLEL:-}" ]; then OMP_NUM_THREADS=1 run_mode $mode & else run_mode $mode; fi
 done
 wait
+# keep the Cooper RM of each leg (a later, larger STEPS overwrites cooper/rm): input of rescore.py
+[ -f $OUT/cooper/rm/model.safetensors ] && { rm -rf $OUT/cooper/rm@$STEPS; cp -r $OUT/cooper/rm $OUT/cooper/rm@$STEPS; }
 RUNS=$(for m in rule model cooper; do [ -f $OUT/$m/metrics.jsonl ] && echo $OUT/$m; done)
 $C plot $RUNS --output $R/dynamics.png --title "SmolLM2-135M ($POLICY), CPU preset, $STEPS steps"
 .venv/bin/python experiments/reproduce/report.py $OUT $R
