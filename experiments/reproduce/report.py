@@ -9,6 +9,7 @@ writes RESULTS_DIR/table.md, summary.json, examples.md
 
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 from cooper_rl.plot import read_jsonl as jsonl  # missing file: [], a line cut by a kill: skipped
@@ -54,15 +55,13 @@ for mode in MODES:
                                       "evals": sum(e.get("eval_seconds", 0) for e in ev),
                                       "median_step": sorted(t["step_seconds"] for t in timing)[len(timing) // 2] if timing else None}}
     if mode == "cooper":  # the RM side: how many preference pairs it got and what it did with them
-        invalid = {}
+        invalid = Counter()
         for m in metrics:
-            for k, v in m.items():
-                if k.startswith("rm/invalid/") and v:
-                    invalid[k[len("rm/invalid/"):]] = invalid.get(k[len("rm/invalid/"):], 0) + v
+            invalid.update({k.removeprefix("rm/invalid/"): v for k, v in m.items() if k.startswith("rm/invalid/") and v})
         losses = [m for m in metrics if m.get("rm/rm_loss") is not None]
         summary[mode]["rm_updates"] = {
             "pairs": sum(m.get("rm/n_pairs", 0) for m in metrics), "valid_pairs": sum(m.get("rm/n_valid", 0) for m in metrics),
-            "steps_with_an_update": len(losses), "invalid_reasons": invalid,
+            "steps_with_an_update": len(losses), "invalid_reasons": dict(invalid),
             "pair_loss_by_10_steps": windows(losses, "rm/rm_loss") if losses else []}
     if mode in ("model", "cooper"):
         rollouts = upto(jsonl(runs / mode / "rollouts.jsonl"))

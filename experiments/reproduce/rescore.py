@@ -27,9 +27,9 @@ for name, path in rms:
     rm = VerifyRM.from_pretrained(path, device="cpu")
     score = lambda rs: rm.score([r["question"] for r in rs], [r["reference"] for r in rs], [r["completion"] for r in rs])
     sw, sr = score(wrong), score(right)
-    if fooled_first is None:
-        fooled_first = [r for r, s in zip(wrong, sw) if s >= 0.5]
-    sf = score(fooled_first) if fooled_first else []
+    if fooled_first is None:  # the first RM's fooled set: its scores are already known
+        fooled_first = [i for i, s in enumerate(sw) if s >= 0.5]
+    sf = [sw[i] for i in fooled_first]
     result["rms"][name] = {
         "path": path,
         "wrong_scored_ge_0.5": sum(s >= 0.5 for s in sw) / max(1, len(sw)), "mean_wrong": sum(sw) / max(1, len(sw)),
