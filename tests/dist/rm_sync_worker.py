@@ -29,4 +29,5 @@ if rank == 0:
     out = {"max_diff": float((gathered[0] - gathered[1]).abs().max()), "moved": float((flat - before).abs().max())}
     with open(os.environ["RESULT_FILE"], "w") as f:
         json.dump(out, f)
+dist.barrier()  # both ranks done with gloo before teardown (a rank tearing down early aborted the other once in CI)
 dist.destroy_process_group()
