@@ -9,7 +9,7 @@ A mode is a reward (rule, model, cooper), optionally with `+bf16`: the same run 
 is reported as the before/after of that fix.
 Each round runs `cooper rl` once per mode (fresh process, same seed, same preset; the order rotates between
 rounds), for --steps steps; the first step of each run is warm-up and dropped. Per-phase seconds come from
-timing.jsonl (cooper_rl.profiling). Headline: cooper/rule step-time ratio = median over rounds of the ratio of
+timing.jsonl (cooper_rl.rl.callbacks). Headline: cooper/rule step-time ratio = median over rounds of the ratio of
 that round's median step times (target <= 1.05 with the corrupt negatives).
 
 FLOPs: a decoder forward costs ~2 N tokens (N = non-embedding parameters), forward+backward ~6 N tokens.
@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from common import median, write_result  # noqa: E402
 
 ROOT = Path(__file__).parent.parent
-from cooper_rl.profiling import PHASES as STEP_PHASES, REWARD_PHASES  # noqa: E402
+from cooper_rl.rl.callbacks import PHASES as STEP_PHASES, REWARD_PHASES  # noqa: E402
 
 PHASES = (*STEP_PHASES, *(f"reward/{p}" for p in REWARD_PHASES))
 

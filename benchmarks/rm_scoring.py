@@ -39,7 +39,7 @@ def length_mix(n: int) -> tuple[list[str], list[str], list[str]]:
 def main():
     import torch
 
-    from cooper_rl.reward_model import VerifyRM
+    from cooper_rl.cooper.reward_model import VerifyRM
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=512)

@@ -5,6 +5,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+import json  # noqa: E402
+
 import pytest  # noqa: E402
 
 
@@ -25,3 +27,33 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(n)
+
+
+@pytest.fixture(scope="session")
+def assets(tmp_path_factory):
+    """(policy dir, RM dir, data file): a tiny Llama fitted for a few steps so some rollouts are correct."""
+    import torch
+    from tiny import QUESTIONS, tiny_llama, tiny_rm
+
+    from cooper_rl.generation import build_prompt
+
+    root = tmp_path_factory.mktemp("rl")
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    model, tok = tiny_llama()
+    target = tok("The answer is \\boxed{7}." + tok.eos_token, add_special_tokens=False)["input_ids"]
+    prompts = [tok(build_prompt(tok, q), add_special_tokens=False)["input_ids"] for q in QUESTIONS[:2]]
+    opt = torch.optim.AdamW(model.parameters(), lr=5e-3)
+    for _ in range(30):
+        loss = sum(model(input_ids=torch.tensor([p + target]), labels=torch.tensor([[-100] * len(p) + target])).loss
+                   for p in prompts)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    torch.set_num_threads(n)
+    model.save_pretrained(root / "policy")
+    tok.save_pretrained(root / "policy")
+    tiny_rm(root / "rm")
+    data = root / "data.jsonl"
+    data.write_text("".join(json.dumps({"question": q, "answer": "7"}) + "\n" for q in QUESTIONS))
+    return root

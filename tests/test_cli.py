@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from cooper_rl.cli import DataConfig, main, parse_config
+from cooper_rl.cli import main, parse_config
+from cooper_rl.data import DataConfig
 from cooper_rl.evaluate import EvalConfig
 
 

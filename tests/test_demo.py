@@ -2,8 +2,7 @@
 
 import json
 
-from test_cooper_step import tiny_rm
-from test_rl import assets  # noqa: F401 -- module fixture: tiny policy + tiny RM
+from tiny import tiny_rm
 
 from cooper_rl.demo import DemoConfig, build_demo_rm, run_demo
 

@@ -4,7 +4,7 @@ import pytest
 
 from cooper_rl import verify
 from cooper_rl.cli import main
-from cooper_rl.evaluate import EvalConfig, build_prompt, evaluate, format_table, summarize
+from cooper_rl.evaluate import EvalConfig, evaluate, format_table, summarize
 
 
 def _row(pid, correct, lenient=None, extracted="1"):
@@ -21,12 +21,6 @@ def test_summarize_known_values():
     assert s["avg@k_lenient"] == pytest.approx(0.5)  # a: 1/2, b: 1/2
     assert s["pass@k_lenient"] == pytest.approx(1.0)
     assert s["answered_rate"] == pytest.approx(0.75)
-
-
-def test_prompt_uses_chat_template_and_asks_for_box(policy):
-    _, tok = policy
-    p = build_prompt(tok, "What is 3 + 4?", EvalConfig())
-    assert "What is 3 + 4?" in p and "\\boxed{}" in p and "<|im_start|>assistant" in p
 
 
 def test_eval_cli_on_embedded_model_small_k_and_resume(tmp_path, policy, capsys, monkeypatch):

@@ -12,7 +12,12 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from cooper_rl.plot import read_jsonl as jsonl  # missing file: [], a line cut by a kill: skipped
+from cooper_rl.io import read_jsonl  # noqa: E402
+
+
+def jsonl(path):
+    """Rows of a run log (missing file: [], a line cut by a kill: skipped)."""
+    return read_jsonl(path, missing_ok=True)
 
 runs, out = Path(sys.argv[1]), Path(sys.argv[2])
 out.mkdir(parents=True, exist_ok=True)

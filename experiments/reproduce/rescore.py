@@ -13,8 +13,8 @@ from pathlib import Path
 
 import torch
 
-from cooper_rl.plot import read_jsonl
-from cooper_rl.reward_model import VerifyRM
+from cooper_rl.io import read_jsonl
+from cooper_rl.cooper.reward_model import VerifyRM
 
 torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
 out, files, rms = sys.argv[1], sys.argv[2].split(","), [a.split("=", 1) for a in sys.argv[3:]]

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from cooper_rl.data import load_problems
-from cooper_rl.negatives import verification_rows
+from cooper_rl.cooper.negatives import verification_rows
 from cooper_rl.tasks import generate_problems
 
 SHARED = Path(sys.argv[1] if len(sys.argv) > 1 else "../shared/data")

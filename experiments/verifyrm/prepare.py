@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from cooper_rl.data import load_problems, save_problems
-from cooper_rl.negatives import corrupt_solution
+from cooper_rl.cooper.negatives import corrupt_solution
 
 SHARED = Path(sys.argv[1] if len(sys.argv) > 1 else "../shared/data")
 OUT = Path(__file__).parent / "data"

@@ -12,7 +12,6 @@ import importlib
 import dataclasses
 import json
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -51,45 +50,15 @@ def parse_config(cls, argv: list[str], prog: str = "cooper"):
     return cfg
 
 
-@dataclass
-class DataConfig:
-    """Options of ``cooper data``: load/generate problems, validate, write normalized jsonl."""
-
-    source: str = field(default="builtin:train:1000", metadata={"help": "builtin[:split[:n]], a .jsonl/.json/.parquet file, or hf:NAME[:CONFIG]."})
-    output: str = field(default="data/problems.jsonl", metadata={"help": "Where to write (question, answer, id, source) jsonl."})
-    split: str | None = field(default=None, metadata={"help": "Split for hf: sources."})
-    question_field: str | None = None
-    answer_field: str | None = None
-    limit: int | None = None
-    skip_invalid: bool = field(default=False, metadata={"help": "Skip and count bad rows instead of stopping at the first."})
-    seed: int = 0
-
-
-def run_data(cfg: DataConfig) -> dict:
-    """``cooper data``: write the problems of a source as normalized jsonl and report counts."""
-    from cooper_rl.data import load_problems, save_problems
-
-    res = load_problems(cfg.source, split=cfg.split, question_field=cfg.question_field, answer_field=cfg.answer_field,
-                        limit=cfg.limit, skip_invalid=cfg.skip_invalid, seed=cfg.seed)
-    save_problems(res.problems, cfg.output)
-    report = {"source": cfg.source, "output": cfg.output, "n_read": res.n_read, "n_written": len(res.problems), "n_skipped": res.n_skipped}
-    print(json.dumps(report))
-    for reason in res.skipped[:20]:
-        print(f"  skipped: {reason}")
-    if len(res.skipped) > 20:
-        print(f"  ... and {len(res.skipped) - 20} more skipped rows")
-    return report
-
-
 COMMANDS = {  # name: (module, config dataclass, run function, description)
     "eval": ("evaluate", "EvalConfig", "run_eval", "avg@k / pass@k evaluation of a policy"),
-    "data": ("cli", "DataConfig", "run_data", "load, validate and normalize problems to jsonl"),
-    "collect": ("collect", "CollectConfig", "run_collect", "sample completions for RM data (HF models, OpenAI-compatible endpoints)"),
-    "label": ("label", "LabelConfig", "run_label", "hybrid labels: rule verifier + LLM judge"),
-    "train-rm": ("train_rm", "TrainRMConfig", "run_train_rm", "train a VerifyRM (BCE) with the HF Trainer"),
-    "eval-rm": ("eval_rm", "EvalRMConfig", "run_eval_rm", "evaluate a VerifyRM vs the rule verifier on labelled rows"),
-    "sft": ("sft", "SFTRunConfig", "run_sft", "supervised warm-up of the policy on worked solutions (TRL SFTTrainer)"),
-    "rl": ("rl", "RLConfig", "run_rl", "GRPO (TRL) with rule, static-RM or Cooper rewards"),
+    "data": ("data", "DataConfig", "run_data", "load, validate and normalize problems to jsonl"),
+    "collect": ("rm.collect", "CollectConfig", "run_collect", "sample completions for RM data (HF models, OpenAI-compatible endpoints)"),
+    "label": ("rm.label", "LabelConfig", "run_label", "hybrid labels: rule verifier + LLM judge"),
+    "train-rm": ("rm.train", "TrainRMConfig", "run_train_rm", "train a VerifyRM (BCE) with the HF Trainer"),
+    "eval-rm": ("rm.evaluate", "EvalRMConfig", "run_eval_rm", "evaluate a VerifyRM vs the rule verifier on labelled rows"),
+    "sft": ("rl.sft", "SFTRunConfig", "run_sft", "supervised warm-up of the policy on worked solutions (TRL SFTTrainer)"),
+    "rl": ("rl.train", "RLConfig", "run_rl", "GRPO (TRL) with rule, static-RM or Cooper rewards"),
     "plot": ("plot", "PlotConfig", "run_plot", "training-dynamics figure of one or more rl runs"),
     "demo": ("demo", "DemoConfig", "run_demo", "offline demo on the embedded defaults"),
 }
@@ -110,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     mod = importlib.import_module(f"cooper_rl.{module}")  # imported only when its command runs
     cfg = parse_config(getattr(mod, cls_name), argv[1:], prog=f"cooper {argv[0]}")
     run = getattr(mod, run_name)
-    from cooper_rl.data import DataError
+    from cooper_rl.io import DataError
     from cooper_rl.models import ModelNotAvailableError
 
     try:

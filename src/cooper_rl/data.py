@@ -15,6 +15,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cooper_rl.io import DataError, iter_jsonl, write_jsonl
 from cooper_rl.tasks import Problem, generate_problems
 from cooper_rl.verify import extract_answer, is_parseable
 
@@ -22,10 +23,6 @@ QUESTION_FIELDS = ("question", "problem", "prompt", "query", "input")
 # reference_answer first: the authors' VerifyRM data has question/reference_answer (its "label" is a RM label, not an answer)
 ANSWER_FIELDS = ("reference_answer", "answer", "final_answer", "solution", "target")
 DEFAULT_BUILTIN_N = 200
-
-
-class DataError(ValueError):
-    """Invalid input data; the message names the file, row and field."""
 
 
 @dataclass
@@ -97,18 +94,11 @@ def _to_problem(row, rownum: int, name: str, source: str, stem: str, qf: str, af
     return Problem(q.strip(), ref, pid, source, sol, level, size)
 
 
-def _read_rows(path: Path):
+def read_records(path: Path):
     """Yield (row number, row or DataError) for a .jsonl (1-based line numbers), .json or .parquet file."""
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
-        with open(path, encoding="utf-8") as f:
-            for i, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    yield i, json.loads(line)
-                except json.JSONDecodeError as e:
-                    yield i, DataError(f"{path.name}: row {i}: invalid JSON ({e.msg} at column {e.colno})")
+        yield from iter_jsonl(path, errors="yield")
     elif suffix == ".json":
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -192,19 +182,37 @@ def load_problems(source: str, *, split: str | None = None, question_field: str 
         raise FileNotFoundError(f"data file not found: {path}")
     name = str(path)
     src = f"{path.parent.name}/{path.stem}" if path.parent.name else path.stem
-    return _collect(_read_rows(path), name, src, path.stem, question_field, answer_field, limit, skip_invalid)
+    return _collect(read_records(path), name, src, path.stem, question_field, answer_field, limit, skip_invalid)
 
 
 def save_problems(problems: list[Problem], path: str | os.PathLike) -> None:
-    """Write problems as jsonl (one Problem per line) atomically: temp file in the same dir, then os.replace."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for p in problems:
-                f.write(json.dumps(dataclasses.asdict(p), ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    """Write problems as jsonl (one Problem per line), atomically."""
+    write_jsonl(path, (dataclasses.asdict(p) for p in problems))
+
+
+@dataclass
+class DataConfig:
+    """Options of ``cooper data``: load/generate problems, validate, write normalized jsonl."""
+
+    source: str = field(default="builtin:train:1000", metadata={"help": "builtin[:split[:n]], a .jsonl/.json/.parquet file, or hf:NAME[:CONFIG]."})
+    output: str = field(default="data/problems.jsonl", metadata={"help": "Where to write (question, answer, id, source) jsonl."})
+    split: str | None = field(default=None, metadata={"help": "Split for hf: sources."})
+    question_field: str | None = None
+    answer_field: str | None = None
+    limit: int | None = None
+    skip_invalid: bool = field(default=False, metadata={"help": "Skip and count bad rows instead of stopping at the first."})
+    seed: int = 0
+
+
+def run_data(cfg: DataConfig) -> dict:
+    """``cooper data``: write the problems of a source as normalized jsonl and report counts."""
+    res = load_problems(cfg.source, split=cfg.split, question_field=cfg.question_field, answer_field=cfg.answer_field,
+                        limit=cfg.limit, skip_invalid=cfg.skip_invalid, seed=cfg.seed)
+    save_problems(res.problems, cfg.output)
+    report = {"source": cfg.source, "output": cfg.output, "n_read": res.n_read, "n_written": len(res.problems), "n_skipped": res.n_skipped}
+    print(json.dumps(report))
+    for reason in res.skipped[:20]:
+        print(f"  skipped: {reason}")
+    if len(res.skipped) > 20:
+        print(f"  ... and {len(res.skipped) - 20} more skipped rows")
+    return report

@@ -1,6 +1,6 @@
 """``cooper demo``: the whole Cooper pipeline on the embedded defaults, offline, on a CPU.
 
-  1. VerifyRM: built-in worked solutions -> hard-negative rows (negatives.verification_rows: same solution
+  1. VerifyRM: built-in worked solutions -> hard-negative rows (rm.data.verification_rows: same solution
      correct / corrupted / with a wrong reference, varied answer styles) -> rule labels -> BCE training of the
      MiniLM-L6 backbone (cooper train-rm). Cached in $COOPER_CACHE keyed by its settings, so reruns skip it.
   2. Evaluate the starting policy (avg@k on built-in test problems).
@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from cooper_rl import verify
+from cooper_rl.io import atomic_write_json, read_jsonl, write_jsonl
 from cooper_rl.models import MINILM, SMOLLM2, cache_dir
 
 
@@ -57,7 +58,7 @@ def _rm_key(cfg: DemoConfig) -> str:
 
 def build_demo_rm(cfg: DemoConfig, work: Path) -> tuple[str, dict]:
     """(path of a VerifyRM trained on built-in hard-negative rows, info); reused from the cache when present."""
-    from cooper_rl.train_rm import TrainRMConfig, run_train_rm
+    from cooper_rl.rm.train import TrainRMConfig, run_train_rm
 
     out = cache_dir() / "demo-rm" / _rm_key(cfg)
     if (out / "cooper_rm.json").is_file():
@@ -70,17 +71,16 @@ def build_demo_rm(cfg: DemoConfig, work: Path) -> tuple[str, dict]:
 
 
 def labelled_rows(n: int, split: str, seed: int, rng: random.Random, path: Path) -> Path:
-    """Hard-negative rows (negatives.verification_rows) of n built-in `split` problems, labelled by the
+    """Hard-negative rows (rm.data.verification_rows) of n built-in `split` problems, labelled by the
     lenient rule verifier, written to `path` as jsonl."""
-    from cooper_rl.negatives import verification_rows
+    from cooper_rl.rm.data import verification_rows
     from cooper_rl.tasks import generate_problems
 
     rows = []
     for p in generate_problems(n, split=split, seed=seed):
         rows += verification_rows(p.question, p.answer, p.solution, rng, source=f"builtin-{split}")
     labels = verify.verify_batch([r["completion"] for r in rows], [r["reference"] for r in rows], "lenient")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps({**r, "label": int(y)}) + "\n" for r, y in zip(rows, labels)))
+    write_jsonl(path, ({**r, "label": int(y)} for r, y in zip(rows, labels)))
     return path
 
 
@@ -99,7 +99,7 @@ def run_demo(cfg: DemoConfig) -> dict:
     """Run the whole pipeline (RM, eval, Cooper RL, eval, plot); print the table; return a summary dict."""
     from cooper_rl.evaluate import EvalConfig, evaluate
     from cooper_rl.plot import PlotConfig, plot_runs
-    from cooper_rl.rl import RLConfig, run_rl
+    from cooper_rl.rl.train import RLConfig, run_rl
 
     t0 = time.time()
     out = Path(cfg.output_dir)
@@ -145,13 +145,13 @@ def run_demo(cfg: DemoConfig) -> dict:
     figure = plot_runs(PlotConfig(run_dirs=[str(rl_dir)], output=str(out / "dynamics.png"), smooth=3,
                                   title=f"cooper demo: {cfg.rl_steps} Cooper steps on {Path(cfg.model).name}"))
 
-    evals = [json.loads(x) for x in (rl_dir / "evals.jsonl").read_text().splitlines()]
+    evals = read_jsonl(rl_dir / "evals.jsonl")
     summary = {"before": before["overall"], "after": after["overall"], "rm": rm_path,
                "rm_val_accuracy": rm_info.get("best_val_accuracy"),
                "rm_heldout_accuracy": [(e["step"], e["rm"]["accuracy"]) for e in evals if "rm" in e],
                "rl_last_metrics": rl["last_metrics"], "figure": str(figure), **times,
                "total_seconds": time.time() - t0, "config": asdict(cfg)}
-    (out / "demo_summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    atomic_write_json(out / "demo_summary.json", summary)
     print(f"\n{Path(cfg.model).name}: built-in test, {cfg.n_problems} problems x {cfg.k} samples, T=0.7\n")
     print(_table(before, after))
     print(f"\nVerifyRM ({'cached' if rm_info.get('cached') else 'trained now'}): val accuracy "

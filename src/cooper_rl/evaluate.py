@@ -22,9 +22,8 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from cooper_rl import data, verify
-
-PROMPT_TEMPLATE = "{question}\nPlease reason step by step, and put your final answer within \\boxed{{}}."
-
+from cooper_rl.generation import PROMPT_TEMPLATE, build_prompt, sample_completions
+from cooper_rl.io import append_jsonl, atomic_write_json, read_jsonl, write_jsonl
 
 @dataclass
 class EvalConfig:
@@ -54,50 +53,11 @@ class EvalConfig:
     resume: bool = field(default=True, metadata={"help": "Reuse finished samples in output_dir/samples.jsonl."})
 
 
-def build_prompt(tokenizer, question: str, cfg: EvalConfig) -> str:
-    """The text fed to the model for one question (chat template applied for instruct models)."""
-    user = cfg.prompt_template.format(question=question)
-    if cfg.use_chat_template and getattr(tokenizer, "chat_template", None):
-        messages = ([{"role": "system", "content": cfg.system_prompt}] if cfg.system_prompt else []) + [
-            {"role": "user", "content": user}
-        ]
-        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-    return (cfg.system_prompt + "\n\n" if cfg.system_prompt else "") + user
-
-
-def sample_completions(model, tokenizer, prompts: list[str], k: int, cfg: EvalConfig) -> list[list[tuple[str, int]]]:
-    """k sampled completions (text, number of new tokens) for each prompt, in one batched generate()."""
-    import torch
-
-    tokenizer.padding_side = "left"
-    enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(model.device)
-    with torch.no_grad():
-        out = model.generate(
-            **enc,
-            do_sample=cfg.temperature > 0,
-            temperature=cfg.temperature if cfg.temperature > 0 else None,
-            top_p=cfg.top_p if cfg.temperature > 0 else None,
-            max_new_tokens=cfg.max_new_tokens,
-            num_return_sequences=k,
-            pad_token_id=tokenizer.pad_token_id,
-        )
-    new = out[:, enc["input_ids"].shape[1] :]
-    texts = tokenizer.batch_decode(new, skip_special_tokens=True)
-    lengths = (new != tokenizer.pad_token_id).sum(dim=1).tolist()  # padding after EOS is not counted
-    return [list(zip(texts[i * k : (i + 1) * k], lengths[i * k : (i + 1) * k])) for i in range(len(prompts))]
-
-
 def _read_done(path: Path, k: int) -> dict[tuple[str, str], list[dict]]:
     """Finished samples from an earlier run, grouped by (dataset, id); problems with < k samples are dropped."""
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    if path.is_file():
-        with open(path) as f:
-            for line in f:
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError:  # a line cut by a kill: ignore it, the problem is redone
-                    continue
-                groups[(row["dataset"], row["id"])].append(row)
+    for row in read_jsonl(path, missing_ok=True):  # a line cut by a kill is skipped: its problem is redone
+        groups[(row["dataset"], row["id"])].append(row)
     return {key: rows for key, rows in groups.items() if len(rows) >= k}
 
 
@@ -139,14 +99,10 @@ def evaluate(cfg: EvalConfig, model=None, tokenizer=None) -> dict:
     if cfg.resume and cfg_path.is_file() and json.loads(cfg_path.read_text()) != gen_cfg:
         raise ValueError(f"{out_dir} holds samples generated with other settings ({cfg_path}); "
                          "use another output_dir or --resume false")
-    cfg_path.write_text(json.dumps(gen_cfg, indent=2))
+    atomic_write_json(cfg_path, gen_cfg)
     done = _read_done(samples_path, cfg.k) if cfg.resume else {}
-    if not cfg.resume or not done:
-        samples_path.write_text("")  # start clean (also drops partial groups of an earlier run)
-    else:  # rewrite only complete groups, so partial ones from a kill are redone exactly once
-        tmp = samples_path.with_suffix(".tmp")
-        tmp.write_text("".join(json.dumps(r) + "\n" for rows in done.values() for r in rows[: cfg.k]))
-        os.replace(tmp, samples_path)
+    # start clean, or keep only complete groups, so partial ones from a kill are redone exactly once
+    write_jsonl(samples_path, [r for rows in done.values() for r in rows[: cfg.k]])
 
     datasets = {}
     load_stats = {}
@@ -161,33 +117,33 @@ def evaluate(cfg: EvalConfig, model=None, tokenizer=None) -> dict:
         if model is None:
             model, tokenizer = load_causal_lm(cfg.model, dtype=cfg.dtype, device=cfg.device)
         torch.manual_seed(cfg.seed)
-        prompts = [build_prompt(tokenizer, p.question, cfg) for _, p in todo]
+        prompts = [build_prompt(tokenizer, p.question, cfg.prompt_template, cfg.system_prompt, cfg.use_chat_template)
+                   for _, p in todo]
         # Sort by prompt length so each batch pads little; results are keyed by problem, not order.
         order = sorted(range(len(todo)), key=lambda i: len(prompts[i]))
         per_batch = max(1, cfg.batch_size // cfg.k)
         bar = tqdm(total=len(todo) * cfg.k, desc="eval samples", unit="sample")
-        with open(samples_path, "a") as f:
-            for start in range(0, len(order), per_batch):
-                idx = order[start : start + per_batch]
-                outs = sample_completions(model, tokenizer, [prompts[i] for i in idx], cfg.k, cfg)
-                comps = [c for o in outs for c, _ in o]
-                refs = [todo[i][1].answer for i in idx for _ in range(cfg.k)]
-                strict = verify.verify_batch_answers(comps, refs, mode="strict", timeout=cfg.timeout)
-                lenient = verify.verify_batch_answers(comps, refs, mode="lenient", timeout=cfg.timeout)
-                j = 0
-                for i, o in zip(idx, outs):
-                    src, p = todo[i]
-                    for s, (text, n_tok) in enumerate(o):
-                        row = {
-                            "dataset": src, "id": p.id, "sample": s, "question": p.question, "reference": p.answer,
-                            "completion": text, "n_tokens": n_tok,
-                            "extracted": strict[j][0], "correct": bool(strict[j][1]),
-                            "extracted_lenient": lenient[j][0], "correct_lenient": bool(lenient[j][1]),
-                        }
-                        f.write(json.dumps(row) + "\n")
-                        j += 1
-                f.flush()
-                bar.update(len(comps))
+        for start in range(0, len(order), per_batch):
+            idx = order[start : start + per_batch]
+            outs = sample_completions(model, tokenizer, [prompts[i] for i in idx], cfg.k, temperature=cfg.temperature,
+                                      top_p=cfg.top_p, max_new_tokens=cfg.max_new_tokens)
+            comps = [c for o in outs for c, _ in o]
+            refs = [todo[i][1].answer for i in idx for _ in range(cfg.k)]
+            strict = verify.verify_batch_answers(comps, refs, mode="strict", timeout=cfg.timeout)
+            lenient = verify.verify_batch_answers(comps, refs, mode="lenient", timeout=cfg.timeout)
+            rows, j = [], 0
+            for i, o in zip(idx, outs):
+                src, p = todo[i]
+                for s, (text, n_tok) in enumerate(o):
+                    rows.append({
+                        "dataset": src, "id": p.id, "sample": s, "question": p.question, "reference": p.answer,
+                        "completion": text, "n_tokens": n_tok,
+                        "extracted": strict[j][0], "correct": bool(strict[j][1]),
+                        "extracted_lenient": lenient[j][0], "correct_lenient": bool(lenient[j][1]),
+                    })
+                    j += 1
+            append_jsonl(samples_path, rows)  # flushed per batch: a kill loses at most this batch
+            bar.update(len(comps))
         bar.close()
 
     rows = list(_read_done(samples_path, cfg.k).values())
@@ -201,9 +157,7 @@ def evaluate(cfg: EvalConfig, model=None, tokenizer=None) -> dict:
         "model": cfg.model, "config": asdict(cfg), "per_dataset": per_dataset, "overall": overall,
         "generation_seconds": round(time.time() - t0, 1), "resumed_problems": len(done),
     }
-    tmp = out_dir / "summary.json.tmp"
-    tmp.write_text(json.dumps(summary, indent=2))
-    os.replace(tmp, out_dir / "summary.json")
+    atomic_write_json(out_dir / "summary.json", summary)
     return summary
 
 

@@ -29,7 +29,6 @@ import random
 import re
 import threading
 from collections import Counter
-from types import SimpleNamespace
 
 log = logging.getLogger(__name__)
 
@@ -195,29 +194,28 @@ class LocalChat:
         return self._model, self._tokenizer
 
     def render(self, messages: list[dict]) -> str:
-        """The prompt text for a message list (the tokenizer's chat template, else plain concatenation)."""
-        _, tok = self.load()
-        if getattr(tok, "chat_template", None):
-            return tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        return "\n\n".join(m["content"] for m in messages) + "\n\n"
+        """The prompt text for a message list (generation.render_messages: chat template if the tokenizer has one)."""
+        from cooper_rl.generation import render_messages
+
+        return render_messages(self.load()[1], messages)
 
     def chat_many_detailed(self, messages_list, temperature: float = 0.7, top_p: float = 1.0,
                            max_tokens: int = 512, n: int = 1) -> tuple[list[list[str] | None], list[str | None]]:
         """(results, reasons) like ``OpenAIChat.chat_many_detailed``; reasons are always None."""
-        from cooper_rl.evaluate import sample_completions
+        from cooper_rl.generation import sample_completions
 
         if not messages_list:
             return [], []
         model, tok = self.load()
         prompts = [self.render(m) for m in messages_list]
-        cfg = SimpleNamespace(temperature=temperature, top_p=top_p, max_new_tokens=max_tokens)
         order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))  # similar lengths pad little
         k = n if temperature > 0 else 1  # greedy decoding gives n identical texts: generate one, repeat it
         per_batch = max(1, self.batch_size // k)
         out: list[list[str] | None] = [None] * len(prompts)
         for start in range(0, len(order), per_batch):
             idx = order[start:start + per_batch]
-            for i, samples in zip(idx, sample_completions(model, tok, [prompts[i] for i in idx], k, cfg)):
+            for i, samples in zip(idx, sample_completions(model, tok, [prompts[i] for i in idx], k, temperature=temperature,
+                                                             top_p=top_p, max_new_tokens=max_tokens)):
                 out[i] = [text for text, _ in samples] * (n // k)
         self.n_requests += len(prompts)
         return out, [None] * len(out)

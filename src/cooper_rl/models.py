@@ -16,10 +16,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 import time
 from importlib import metadata
 from pathlib import Path
+
+from cooper_rl.io import atomic_dir
 
 SMOLLM2 = "smollm2-135m-instruct"
 MINILM = "minilm-l6"
@@ -70,9 +71,8 @@ def convert_gguf(gguf_path: Path, out_dir: Path) -> Path:
     """Dequantize a GGUF causal LM into a safetensors checkpoint at ``out_dir``, atomically."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
-    try:
+    # another process converting at the same time: whichever finishes first wins, the other is discarded
+    with atomic_dir(out_dir, keep_existing=True) as tmp:
         kw = dict(gguf_file=gguf_path.name, trust_remote_code=False)
         tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, **kw)
         gguf_model = AutoModelForCausalLM.from_pretrained(gguf_path.parent, **kw)
@@ -87,15 +87,6 @@ def convert_gguf(gguf_path: Path, out_dir: Path) -> Path:
         tokenizer.save_pretrained(tmp)
         marker = {"source": str(gguf_path), "source_bytes": gguf_path.stat().st_size, "created": time.time()}
         (tmp / _MARKER).write_text(json.dumps(marker, indent=2))
-        try:
-            os.rename(tmp, out_dir)
-        except OSError:  # another process finished first: keep theirs
-            if not (out_dir / _MARKER).is_file():
-                raise
-            shutil.rmtree(tmp, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out_dir
 
 
@@ -148,7 +139,8 @@ def _load(loader, name: str, **kwargs):
 
 
 def load_tokenizer(name: str, **kwargs):
-    """Tokenizer for a registry name, local path or hub id (left padding, pad token set)."""
+    """Tokenizer for a registry name, local path or hub id, with a pad token (EOS if it has none). Padding side
+    is the tokenizer's own: generation sets left padding, the reward model right padding."""
     from transformers import AutoTokenizer
 
     tok = _load(AutoTokenizer, name, **kwargs)

@@ -16,9 +16,12 @@ Training curves are smoothed with a trailing moving average (raw values faint be
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from cooper_rl.io import atomic_write_bytes, read_jsonl
 
 
 @dataclass
@@ -33,19 +36,6 @@ class PlotConfig:
     smooth: int = field(default=5, metadata={"help": "Moving-average window (steps) for training curves."})
     title: str | None = None
     max_step: int | None = field(default=None, metadata={"help": "Draw steps up to this one only (runs compared at one budget)."})
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    """Rows of a jsonl file (missing file: []; a line cut by a kill is skipped)."""
-    if not path.is_file():
-        return []
-    rows = []
-    for line in path.read_text().splitlines():
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return rows
 
 
 def moving_average(values: list[float], window: int) -> list[float]:
@@ -64,13 +54,13 @@ def load_run(run_dir: str | Path, max_step: int | None = None) -> dict:
     (FileNotFoundError if it has neither metrics nor evals)."""
     d = Path(run_dir)
     upto = lambda rows: [r for r in rows if r.get("step") is not None and (max_step is None or r["step"] <= max_step)]
-    metrics = upto(read_jsonl(d / "metrics.jsonl"))
-    evals = upto(read_jsonl(d / "evals.jsonl"))
+    metrics = upto(read_jsonl(d / "metrics.jsonl", missing_ok=True))
+    evals = upto(read_jsonl(d / "evals.jsonl", missing_ok=True))
     if not metrics and not evals:
         raise FileNotFoundError(f"{d}: no metrics.jsonl or evals.jsonl (is it a `cooper rl` output_dir?)")
     cfg = json.loads((d / "rl_config.json").read_text()) if (d / "rl_config.json").is_file() else {}
     per_step: dict[int, list[dict]] = {}
-    for r in upto(read_jsonl(d / "rollouts.jsonl")):
+    for r in upto(read_jsonl(d / "rollouts.jsonl", missing_ok=True)):
         per_step.setdefault(r["step"], []).append(r)
     lengths, fooled = [], []
     for step, rs in sorted(per_step.items()):
@@ -153,10 +143,10 @@ def plot_runs(cfg: PlotConfig) -> Path:
     fig.tight_layout()
     out = Path(cfg.output) if cfg.output else Path(cfg.run_dirs[0]) / "dynamics.png"
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.stem + ".tmp.png")
-    fig.savefig(tmp, dpi=110)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
     plt.close(fig)
-    tmp.replace(out)
+    atomic_write_bytes(out, buf.getvalue())
     return out
 
 

@@ -1,0 +1,295 @@
+"""VerifyRM: a reference-based reward model (Cooper, arXiv 2508.05613).
+
+A sequence classifier with one logit reads
+
+    <question>{q}</question>
+    <reference_answer>{a}</reference_answer>
+    <completion>{c}</completion>
+
+and reward = sigmoid(logit). It is trained offline with BCE (rm/train.py) and updated online during RL with
+the pairwise loss -logsigmoid(s_pos - s_neg) (VerifyRM.pairwise_update).
+
+encode_rm_inputs is the one input builder used for training, scoring and RL updates, so all three see the
+same token ids. Truncation is done in tokens; see encode_rm_inputs for the rule.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from cooper_rl.io import atomic_dir
+from cooper_rl.models import default_device, load_tokenizer, resolve_model
+
+TEMPLATE_VERSION = "cooper-rm-v1"
+META_FILE = "cooper_rm.json"
+DEFAULT_MAX_LENGTH = 512
+TRUNCATION_MARKER = " ... "
+COMPLETION_HEAD_FRACTION = 1 / 3  # a cut completion keeps 1/3 head, 2/3 tail (the final answer is at the end)
+
+_Q_OPEN, _Q_CLOSE_REF_OPEN = "<question>", "</question>\n<reference_answer>"
+_REF_CLOSE_C_OPEN, _C_CLOSE = "</reference_answer>\n<completion>", "</completion>"
+
+
+def format_rm_text(question: str, reference: str, completion: str) -> str:
+    """The reward model's input text for one (question, reference answer, completion) triple."""
+    return f"{_Q_OPEN}{question}{_Q_CLOSE_REF_OPEN}{reference}{_REF_CLOSE_C_OPEN}{completion}{_C_CLOSE}"
+
+
+def special_tokens(tokenizer) -> tuple[list[int], list[int]]:
+    """(head, tail) special-token ids the tokenizer wraps around one sequence, e.g. ([CLS], [SEP]) for BERT.
+
+    Found by encoding a probe text with and without special tokens (works for fast tokenizers, which in
+    transformers 5 have no build_inputs_with_special_tokens).
+    """
+    probe = "hello world"
+    plain = tokenizer(probe, add_special_tokens=False)["input_ids"]
+    full = tokenizer(probe, add_special_tokens=True)["input_ids"]
+    for i in range(len(full) - len(plain) + 1):
+        if full[i : i + len(plain)] == plain:
+            return full[:i], full[i + len(plain) :]
+    raise ValueError(f"cannot locate special tokens of {type(tokenizer).__name__}: {plain} not inside {full}")
+
+
+def _shorten(ids: list[int], n: int, head_fraction: float, marker: list[int]) -> list[int]:
+    """ids cut to at most n tokens: head + marker + tail (only the tail if n leaves no room for the marker)."""
+    if len(ids) <= n:
+        return ids
+    if n <= len(marker) + 1:
+        return ids[len(ids) - n :] if n > 0 else []
+    keep = n - len(marker)
+    head = int(keep * head_fraction)
+    return ids[:head] + marker + ids[len(ids) - (keep - head) :]
+
+
+def encode_rm_inputs(tokenizer, questions, references, completions, max_length: int) -> list[list[int]]:
+    """Token ids (special tokens included) of format_rm_text for each triple, each at most max_length long.
+
+    The tag strings, question, reference and completion are tokenized separately and concatenated, so
+    truncation happens in tokens. When the whole text does not fit:
+      1. the reference is kept whole (it is cut in the middle only if it alone exceeds the budget);
+      2. of the room left, the completion is guaranteed min(its length, half of it);
+      3. the question takes what it needs of the rest, else it is cut in the middle;
+      4. the completion gets everything still free; if cut, it keeps 1/3 head and 2/3 tail (the final
+         answer is at the end) with TRUNCATION_MARKER in between.
+    """
+    questions, references, completions = list(questions), list(references), list(completions)
+    if not len(questions) == len(references) == len(completions):
+        raise ValueError(f"got {len(questions)} questions, {len(references)} references, {len(completions)} completions")
+    if not questions:
+        return []
+
+    def tok(texts):
+        return tokenizer(list(texts), add_special_tokens=False, verbose=False)["input_ids"]
+
+    head, tail = special_tokens(tokenizer)
+    q_open, q_close, r_close, c_close = tok([_Q_OPEN, _Q_CLOSE_REF_OPEN, _REF_CLOSE_C_OPEN, _C_CLOSE])
+    marker = tok([TRUNCATION_MARKER])[0]
+    fixed = len(head) + len(tail) + len(q_open) + len(q_close) + len(r_close) + len(c_close)
+    budget = max_length - fixed
+    if budget < 1:
+        raise ValueError(f"max_length={max_length} is too small: the template alone takes {fixed} tokens")
+
+    out = []
+    for q, r, c in zip(tok(questions), tok(references), tok(completions)):
+        if len(q) + len(r) + len(c) > budget:
+            r = _shorten(r, budget, 0.5, marker)
+            left = budget - len(r)
+            q = _shorten(q, left - min(len(c), left // 2), 0.5, marker)
+            c = _shorten(c, left - len(q), COMPLETION_HEAD_FRACTION, marker)
+        out.append(head + q_open + q + q_close + r + r_close + c + c_close + tail)
+    return out
+
+
+def _distributed() -> bool:
+    """True inside an initialised torch.distributed group of more than one process."""
+    return torch.distributed.is_available() and torch.distributed.is_initialized() and torch.distributed.get_world_size() > 1
+
+
+def _all_reduce_sum(t: torch.Tensor) -> torch.Tensor:
+    """In-place sum of ``t`` over all ranks; returns ``t``."""
+    torch.distributed.all_reduce(t, op=torch.distributed.ReduceOp.SUM)
+    return t
+
+
+class VerifyRM:
+    """Reference-based reward model: an AutoModelForSequenceClassification (1 logit) + tokenizer + max_length.
+
+    `optimizer` / `scheduler` (None until configure_optimizer or the first pairwise_update) are attributes so
+    an RL loop can checkpoint them.
+    """
+
+    def __init__(self, model, tokenizer, max_length: int, backbone: str, meta: dict | None = None):
+        self.model = model
+        self.tokenizer = tokenizer
+        self.max_length = max_length
+        self.backbone = backbone
+        self.meta = dict(meta or {})
+        self.optimizer = None
+        self.scheduler = None
+        self.max_grad_norm = 1.0
+
+    @property
+    def device(self) -> torch.device:
+        """Device of the model's weights."""
+        return next(self.model.parameters()).device
+
+    @classmethod
+    def from_pretrained(cls, name_or_path: str, max_length: int | None = None, device: str = "auto") -> "VerifyRM":
+        """Load a trained RM (a dir with cooper_rm.json) or build a fresh one on a backbone.
+
+        Backbones may be registry names (cooper_rl.models), local dirs or hub ids; the classification head of
+        a fresh RM is newly initialised. A trained RM keeps its saved max_length unless max_length is given;
+        one saved with another template version is refused.
+        """
+        from transformers import AutoModelForSequenceClassification
+
+        path = resolve_model(name_or_path)
+        meta = {}
+        meta_file = Path(path) / META_FILE
+        if meta_file.is_file():
+            meta = json.loads(meta_file.read_text())
+            version = meta.get("template_version")
+            if version != TEMPLATE_VERSION:
+                raise ValueError(
+                    f"{path}: reward model was trained with input template {version!r}, but this code uses "
+                    f"{TEMPLATE_VERSION!r}; retrain it or use the cooper_rl version that made it"
+                )
+        tokenizer = load_tokenizer(path)
+        tokenizer.padding_side = "right"
+        model = AutoModelForSequenceClassification.from_pretrained(
+            path, num_labels=1, trust_remote_code=False, use_safetensors=True, dtype=torch.float32
+        )
+        if tokenizer.pad_token is None:  # decoder backbones (GPT-2, Llama, SmolLM2) have none
+            tokenizer.pad_token = tokenizer.eos_token
+        if model.config.pad_token_id is None:
+            model.config.pad_token_id = tokenizer.pad_token_id
+        if max_length is None:
+            max_length = meta.get("max_length")
+        if max_length is None:
+            positions = getattr(model.config, "max_position_embeddings", None) or DEFAULT_MAX_LENGTH
+            max_length = min(DEFAULT_MAX_LENGTH, tokenizer.model_max_length, positions)
+        device = default_device() if device == "auto" else device
+        backbone = meta.get("backbone", name_or_path)
+        return cls(model.to(device), tokenizer, int(max_length), backbone, meta)
+
+    def save_pretrained(self, path: str | os.PathLike, metadata: dict | None = None) -> None:
+        """Write safetensors weights, tokenizer and cooper_rm.json (template version, max_length, backbone,
+        self.meta updated with `metadata`) to `path`, atomically: a temp dir next to it is renamed into place,
+        and an existing dir is only removed after the new one is in place."""
+        with atomic_dir(path) as tmp:
+            self.save_into(tmp, metadata)
+
+    def save_into(self, directory: str | os.PathLike, metadata: dict | None = None) -> None:
+        """save_pretrained's files written into an existing directory, not atomically (for callers that add
+        files of their own inside one io.atomic_dir)."""
+        directory = Path(directory)
+        self.meta.update(metadata or {})
+        meta = {**self.meta, "template_version": TEMPLATE_VERSION, "max_length": self.max_length, "backbone": self.backbone}
+        self.model.save_pretrained(directory)
+        self.tokenizer.save_pretrained(directory)
+        (directory / META_FILE).write_text(json.dumps(meta, indent=2, default=str))
+
+    def encode(self, questions, references, completions) -> list[list[int]]:
+        """encode_rm_inputs with this RM's tokenizer and max_length."""
+        return encode_rm_inputs(self.tokenizer, questions, references, completions, self.max_length)
+
+    def _forward(self, ids: list[list[int]]) -> torch.Tensor:
+        """One logit per sequence for a right-padded batch of token id lists."""
+        if not ids:
+            return torch.zeros(0, device=self.device)
+        width = max(len(x) for x in ids)
+        pad = self.tokenizer.pad_token_id
+        input_ids = torch.tensor([x + [pad] * (width - len(x)) for x in ids], device=self.device)
+        mask = torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x in ids], device=self.device)
+        return self.model(input_ids=input_ids, attention_mask=mask).logits.squeeze(-1).float()
+
+    def logits(self, questions, references, completions) -> torch.Tensor:
+        """Raw logits (one per triple, with grad, in the model's current train/eval mode)."""
+        return self._forward(self.encode(questions, references, completions))
+
+    @torch.no_grad()
+    def score(self, questions, references, completions, batch_size: int = 64, sort_by_length: bool = True) -> list[float]:
+        """Rewards sigmoid(logit) in the original order, computed in eval mode without grad.
+
+        With sort_by_length, sequences are batched by encoded length (less padding); otherwise in input order.
+        """
+        ids = self.encode(questions, references, completions)
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i])) if sort_by_length else list(range(len(ids)))
+        probs = [0.0] * len(ids)
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            for start in range(0, len(order), batch_size):
+                chunk = order[start : start + batch_size]
+                p = torch.sigmoid(self._forward([ids[i] for i in chunk])).tolist()
+                for i, v in zip(chunk, p):
+                    probs[i] = v
+        finally:
+            self.model.train(was_training)
+        return probs
+
+    def configure_optimizer(self, lr: float = 1e-5, weight_decay: float = 0.0, warmup_steps: int = 0,
+                            max_grad_norm: float = 1.0) -> None:
+        """Create the AdamW optimizer and linear-warmup scheduler used by pairwise_update.
+
+        Under torch.distributed the RM weights are first broadcast from rank 0, so all copies start equal.
+        """
+        if _distributed():
+            for t in list(self.model.parameters()) + list(self.model.buffers()):
+                torch.distributed.broadcast(t.data, src=0)
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=lr, weight_decay=weight_decay)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda step: min(1.0, (step + 1) / warmup_steps) if warmup_steps > 0 else 1.0
+        )
+        self.max_grad_norm = max_grad_norm
+
+    def pairwise_update(self, questions, references, pos_completions, neg_completions, valid=None) -> dict:
+        """One optimizer step on mean over valid pairs of -logsigmoid(s_pos - s_neg) (Cooper's online RM update).
+
+        `valid` (bools, default all True) masks pairs that have no real positive/negative. With no valid pair
+        a zero loss is still backpropagated but no step is taken. Under torch.distributed the gradients are
+        all-reduced every call (also on ranks with no valid pair), so every rank takes the same step on the
+        mean over all ranks' valid pairs and the RM copies stay identical; the step is skipped only if no rank
+        has a valid pair. A step with a non-finite gradient norm is skipped too.
+        Returns {"rm_loss": float or None, "n_valid": int, "grad_norm": float}.
+        """
+        n = len(questions)
+        if not n == len(references) == len(pos_completions) == len(neg_completions):
+            raise ValueError("questions, references, pos_completions and neg_completions must have equal lengths")
+        valid = [True] * n if valid is None else [bool(v) for v in valid]
+        if len(valid) != n:
+            raise ValueError(f"valid has {len(valid)} entries for {n} pairs")
+        if self.optimizer is None:
+            self.configure_optimizer()
+        self.model.train()
+        keep = [i for i in range(n) if valid[i]]
+        n_total = _all_reduce_sum(torch.tensor([float(len(keep))], device=self.device)).item() if _distributed() else len(keep)
+        if keep:
+            qs, rs = [questions[i] for i in keep], [references[i] for i in keep]
+            s = self.logits(qs + qs, rs + rs, [pos_completions[i] for i in keep] + [neg_completions[i] for i in keep])
+            pair_losses = -F.logsigmoid(s[: len(keep)] - s[len(keep) :])
+            local_mean = pair_losses.mean().item()
+            # sum / (valid pairs on all ranks): after the gradient all-reduce (SUM) every rank holds the
+            # gradient of the mean over all valid pairs in the world
+            loss = pair_losses.sum() / max(n_total, 1.0)
+        else:  # zero loss through the graph: every parameter gets a (zero) gradient
+            q, r, c = (questions[0], references[0], pos_completions[0]) if n else ("", "", "")
+            loss = self.logits([q], [r], [c]).sum() * 0.0
+        loss.backward()
+        if _distributed():  # identical gradients on every rank, even one without a valid pair
+            for p in self.model.parameters():
+                if p.requires_grad:
+                    if p.grad is None:
+                        p.grad = torch.zeros_like(p)
+                    _all_reduce_sum(p.grad)
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_grad_norm)
+        if n_total > 0 and torch.isfinite(grad_norm):  # a non-finite gradient would corrupt the weights: skip
+            self.optimizer.step()
+            self.scheduler.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        return {"rm_loss": local_mean if keep else None, "n_valid": len(keep), "grad_norm": float(grad_norm)}

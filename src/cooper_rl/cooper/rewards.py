@@ -1,0 +1,111 @@
+"""Reward functions for TRL's GRPOTrainer (called as f(prompts=, completions=, completion_ids=, **columns)).
+
+The dataset columns `question` and `reference` arrive as keyword lists (one entry per completion, repeated
+over the G rollouts of a prompt); completions are strings for plain-text prompts and [{"role": "assistant",
+"content": ...}] for conversational ones.
+
+    RuleReward    r = 1 if the rule verifier (strict) accepts the completion's answer vs the reference, else 0
+    ModelReward   r = sigmoid(VerifyRM(question, reference, completion)), RM frozen
+    CooperReward  ModelReward, then the Cooper RM update (step.py) on this step's rollouts; the rewards
+                  returned are the scores computed BEFORE that update
+
+Every call also computes metrics: rule accuracy of the rollouts (always), mean reward, RM-vs-rule agreement
+(RM score >= 0.5 vs verdict), the hacking monitor's flag and, for Cooper, the RM step's metrics. They go to
+TRL's logs through the `log_metric` callback TRL passes to reward functions (averaged over processes and
+logging steps, logged as "cooper/<name>"), and, on the main process, one JSON line per call to metrics.jsonl.
+With `rollouts_path`, every rollout (question, reference, completion, verdict, reward) is appended there too:
+the record to read when the reward and the rule accuracy part ways (what did the hacked outputs look like?).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from cooper_rl import verify
+from cooper_rl.cooper.step import cooper_step
+from cooper_rl.cooper.monitor import HackingMonitor
+from cooper_rl.io import append_jsonl
+
+
+def completion_texts(completions) -> list[str]:
+    """Plain text of each completion (a string, or the last message's content of a conversational one)."""
+    return [c if isinstance(c, str) else c[-1]["content"] for c in completions]
+
+
+class RuleReward:
+    """1.0 if the rule verifier accepts the completion's final answer vs the reference, else 0.0."""
+
+    def __init__(self, metrics_path: str | Path | None = None, monitor: HackingMonitor | None = None,
+                 mode: str = "strict", timeout: float = verify.DEFAULT_TIMEOUT, rollouts_path: str | Path | None = None):
+        self.metrics_path = Path(metrics_path) if metrics_path else None
+        self.rollouts_path = Path(rollouts_path) if rollouts_path else None
+        self.monitor = monitor
+        self.mode, self.timeout = mode, timeout
+        self.last_metrics: dict = {}
+
+    def rewards(self, questions, references, texts, verdicts) -> tuple[list[float], dict]:
+        """(rewards, extra metrics) for verified completions; subclasses replace this."""
+        return [float(v) for v in verdicts], {}
+
+    def __call__(self, prompts=None, completions=None, question=None, reference=None, log_metric=None,
+                 trainer_state=None, **kwargs) -> list[float]:
+        """TRL reward-function entry point: one float per completion, metrics logged as a side effect."""
+        texts = completion_texts(completions)
+        t0 = time.perf_counter()
+        verdicts = verify.verify_batch(texts, reference, self.mode, self.timeout)
+        t_verify = time.perf_counter() - t0
+        rewards, extra = self.rewards(list(question), list(reference), texts, verdicts)
+        metrics = {"rule_accuracy": sum(verdicts) / len(verdicts), "reward_mean": sum(rewards) / len(rewards), **extra,
+                   "time/verify": t_verify}
+        if self.monitor is not None:
+            metrics["hacking_warning"] = float(self.monitor.update(metrics["reward_mean"], metrics["rule_accuracy"]))
+        self.last_metrics = metrics
+        if log_metric is not None:
+            for k, v in metrics.items():
+                if v is not None:
+                    log_metric(f"cooper/{k}", float(v))
+        main = trainer_state is None or trainer_state.is_world_process_zero
+        step = trainer_state.global_step + 1 if trainer_state is not None else None
+        if self.metrics_path is not None and main:
+            append_jsonl(self.metrics_path, [{"step": step, "time": time.time(), **metrics}])
+        if self.rollouts_path is not None and main:
+            append_jsonl(self.rollouts_path, ({"step": step, "question": q, "reference": r, "completion": c,
+                                               "verdict": bool(v), "reward": float(w)}
+                                              for q, r, c, v, w in zip(question, reference, texts, verdicts, rewards)))
+        return rewards
+
+
+class ModelReward(RuleReward):
+    """sigmoid score of a frozen VerifyRM; logs rule accuracy and RM-vs-rule agreement too."""
+
+    def __init__(self, rm, metrics_path=None, monitor=None, mode: str = "strict", timeout: float = verify.DEFAULT_TIMEOUT,
+                 batch_size: int = 64, rollouts_path=None):
+        super().__init__(metrics_path, monitor, mode, timeout, rollouts_path)
+        self.rm, self.batch_size = rm, batch_size
+
+    def rewards(self, questions, references, texts, verdicts) -> tuple[list[float], dict]:
+        """RM scores and the fraction where (score >= 0.5) equals the rule verdict."""
+        t0 = time.perf_counter()
+        scores = self.rm.score(questions, references, texts, batch_size=self.batch_size)
+        t_score = time.perf_counter() - t0
+        agree = sum((s >= 0.5) == v for s, v in zip(scores, verdicts)) / len(scores)
+        return scores, {"rm_rule_agreement": agree, "time/rm_score": t_score}
+
+
+class CooperReward(ModelReward):
+    """ModelReward whose RM is then updated on this step's rollouts (Cooper co-optimization)."""
+
+    def __init__(self, rm, negatives, pairs_per_prompt: int = 1, metrics_path=None, monitor=None,
+                 mode: str = "strict", timeout: float = verify.DEFAULT_TIMEOUT, batch_size: int = 64, rollouts_path=None):
+        super().__init__(rm, metrics_path, monitor, mode, timeout, batch_size, rollouts_path)
+        self.negatives, self.pairs_per_prompt = negatives, pairs_per_prompt
+
+    def rewards(self, questions, references, texts, verdicts) -> tuple[list[float], dict]:
+        """Scores from the RM as it is now, then one RM update (its metrics are returned with the scores)."""
+        scores, extra = super().rewards(questions, references, texts, verdicts)
+        t0 = time.perf_counter()
+        step = cooper_step(self.rm, self.negatives, questions, references, texts, verdicts, self.pairs_per_prompt)
+        t_step = time.perf_counter() - t0
+        timing = {"time/negatives": step["neg_seconds"], "time/rm_update": t_step - step["neg_seconds"]}
+        return scores, {**extra, **{f"rm/{k}": v for k, v in step.items()}, **timing}

@@ -1,0 +1,154 @@
+"""Files that survive a kill: atomic writes (temp file or directory + rename) and jsonl reading/appending.
+
+Every file the package writes goes through here. A writer never leaves a half-written file under the
+final name: it writes a temp file in the same directory and renames it into place (``os.replace`` is
+atomic on one file system). Appended jsonl logs can still be cut by a kill in their last line;
+``iter_jsonl(..., allow_cut_tail=True)`` skips such a line, and ``drop_cut_tail`` removes it from the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+
+class DataError(ValueError):
+    """Bad input data; the message names the file, the row and the field."""
+
+
+def atomic_write_bytes(path: str | os.PathLike, payload: bytes) -> Path:
+    """Write ``payload`` to ``path`` through a temp file in the same directory and a rename; return the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    """``atomic_write_bytes`` of UTF-8 text."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: str | os.PathLike, obj, indent: int | None = 2) -> Path:
+    """``obj`` as JSON (values JSON cannot hold are written as str), atomically."""
+    return atomic_write_text(path, json.dumps(obj, indent=indent, default=str) + "\n")
+
+
+def jsonl_text(rows: Iterable) -> str:
+    """One JSON document per line (UTF-8 kept as is)."""
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+def write_jsonl(path: str | os.PathLike, rows: Iterable) -> Path:
+    """Replace ``path`` with ``rows`` as jsonl, atomically."""
+    return atomic_write_text(path, jsonl_text(rows))
+
+
+def append_jsonl(path: str | os.PathLike, rows: Iterable) -> None:
+    """Append ``rows`` to a jsonl log (created with its directory if missing) and flush them."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(jsonl_text(rows))
+        f.flush()
+
+
+@contextlib.contextmanager
+def atomic_dir(path: str | os.PathLike, keep_existing: bool = False) -> Iterator[Path]:
+    """Build a directory under a temp name and rename it to ``path`` when the block ends without error.
+
+    An existing ``path`` is replaced only at that moment (moved aside, then deleted), or, with
+    ``keep_existing``, kept and the new one discarded (another process finished the same work first). If the
+    block raises, the temp directory is removed and ``path`` is left as it was."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+    try:
+        yield tmp
+        if keep_existing and path.exists():
+            return
+        old = None
+        if path.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", dir=path.parent))
+            os.rename(path, old / path.name)
+        try:
+            os.rename(tmp, path)
+        except BaseException:
+            if old is not None:  # put the previous version back
+                os.rename(old / path.name, path)
+            raise
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def iter_jsonl(path: str | os.PathLike, *, allow_cut_tail: bool = False,
+               errors: str = "raise") -> Iterator[tuple[int, object]]:
+    """(line number, parsed JSON) for every non-blank line of a jsonl file.
+
+    Invalid JSON raises DataError naming the file and row (``errors='yield'``: the DataError is yielded in
+    place of the row). With ``allow_cut_tail`` an invalid LAST line is skipped: a log line cut by a kill."""
+    path = Path(path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    for i, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            yield i, json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            if allow_cut_tail and i == len(lines):
+                return
+            detail = f"{e.msg} at column {e.colno}" if isinstance(e, json.JSONDecodeError) else str(e)
+            err = DataError(f"{path}: row {i}: invalid JSON ({detail})")
+            if errors != "yield":
+                raise err from None
+            yield i, err
+
+
+def read_jsonl(path: str | os.PathLike, *, missing_ok: bool = False, allow_cut_tail: bool = True) -> list:
+    """All rows of a jsonl file written by this package (a last line cut by a kill is skipped; a missing file
+    is [] with ``missing_ok``)."""
+    if missing_ok and not Path(path).is_file():
+        return []
+    return [row for _, row in iter_jsonl(path, allow_cut_tail=allow_cut_tail)]
+
+
+def drop_cut_tail(path: str | os.PathLike) -> bool:
+    """Remove a last line cut by a kill (no newline, or not valid JSON) from a jsonl file, atomically.
+
+    Returns whether one was removed. Invalid JSON on an earlier line raises DataError naming the row."""
+    path = Path(path)
+    if not path.is_file():
+        return False
+    raw = path.read_bytes()
+    lines = raw.splitlines(keepends=True)
+    if not lines:
+        return False
+    last = lines[-1]
+    cut = not last.endswith(b"\n")
+    if not cut and last.strip():
+        try:
+            json.loads(last)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            cut = True
+    if cut:
+        atomic_write_bytes(path, b"".join(lines[:-1]))
+    for _ in iter_jsonl(path):  # what is left must parse everywhere
+        pass
+    return cut

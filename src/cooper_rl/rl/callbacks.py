@@ -1,0 +1,174 @@
+"""Callbacks of ``cooper rl`` around TRL's GRPOTrainer: step timing, fp32 rollouts, periodic evaluation.
+
+StepProfiler: where an RL step's time goes, wall-clock seconds per phase, one JSON line per optimizer step
+(timing.jsonl). Phases (seconds, summed over the step's micro-batches):
+
+    generation      rollouts (HF generate or vLLM)
+    old_logprobs    policy log-probs under no_grad (only when TRL needs them, e.g. several iterations)
+    ref_logprobs    reference-model log-probs for the KL term
+    reward          the whole reward function, of which (from the reward's metrics)
+                      verify      rule verifier on the rollouts
+                      rm_score    VerifyRM scoring (model, cooper)
+                      negatives   negative generation (cooper)
+                      rm_update   RM forward/backward/step on the pairs (cooper)
+    policy_update   training_step minus input preparation: policy forward/backward (incl. optimizer step*)
+    step            on_step_begin -> on_step_end wall time
+    *_tokens        prompt/completion tokens generated this step (real), and batch x padded length
+
+*The Trainer's optimizer.step runs outside training_step; it is in `step` but not in `policy_update`.
+The profiler wraps methods of one trainer instance (no TRL subclassing, no change to its results); the
+private ones are reached only through trl_internals.
+
+FP32Generation keeps rollouts out of bf16 autocast; EvalCallback evaluates policy and RM every N steps.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import torch
+from transformers import TrainerCallback
+
+from cooper_rl.io import append_jsonl
+from cooper_rl.rl.trl_internals import restore_unautocast_forward, wrap_trainer_method
+
+TIMED = ("generation", "old_logprobs", "ref_logprobs", "reward")  # measured directly by the wrappers
+PHASES = (*TIMED, "policy_update", "other")  # every record's phases (they sum to step_seconds)
+REWARD_PHASES = ("verify", "rm_score", "negatives", "rm_update")
+
+
+class StepProfiler(TrainerCallback):
+    """TrainerCallback that times the phases of every GRPO step and appends them to `path` (main process)."""
+
+    def __init__(self, trainer, reward=None, path: str | Path | None = None):
+        self.trainer, self.reward = trainer, reward
+        self.path = Path(path) if path else None
+        self.acc: dict[str, float] = defaultdict(float)
+        self._t0 = None
+        wrap_trainer_method(trainer, "generate", self._timed(lambda *a, **k: "generation", on_result=self._count_tokens))
+        wrap_trainer_method(trainer, "calculate_rewards", self._timed(lambda *a, **k: "reward"))
+        wrap_trainer_method(trainer, "prepare_inputs", self._timed(lambda *a, **k: "prepare_inputs"))
+        wrap_trainer_method(trainer, "logps", self._timed(self._logps_phase))
+        trainer.training_step = self._timed(lambda *a, **k: "training_step")(trainer.training_step)  # public
+
+    def _logps_phase(self, model, *args, **kwargs) -> str:
+        """Which phase a log-prob call belongs to: the reference model, the policy without or with grad."""
+        if model is getattr(self.trainer, "ref_model", None):
+            return "ref_logprobs"
+        return "policy_logprobs" if torch.is_grad_enabled() else "old_logprobs"
+
+    def _count_tokens(self, result) -> None:
+        """Token counts of one _generate result (prompt_ids, completion_ids, ...): real and padded."""
+        prompt_ids, completion_ids = result[0], result[1]
+        self.acc["prompt_tokens"] += sum(len(x) for x in prompt_ids)
+        self.acc["completion_tokens"] += sum(len(x) for x in completion_ids)
+        if prompt_ids:  # sequences as the log-prob/update forwards see them: padded to the longest
+            self.acc["padded_tokens"] += len(prompt_ids) * (max(map(len, prompt_ids)) + max(map(len, completion_ids), default=0))
+
+    def _timed(self, phase_of, on_result=None):
+        """A wrapper factory: fn -> fn that adds its wall time to the phase ``phase_of(*args)`` names."""
+
+        def wrap(fn):
+            @functools.wraps(fn)
+            def timed(*args, **kwargs):
+                phase = phase_of(*args, **kwargs)
+                t = time.perf_counter()
+                try:
+                    out = fn(*args, **kwargs)
+                finally:
+                    self.acc[phase] += time.perf_counter() - t
+                if on_result is not None:
+                    on_result(out)
+                return out
+
+            return timed
+
+        return wrap
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        """Start the step's clock."""
+        self.acc.clear()
+        self._t0 = time.perf_counter()
+
+    def on_step_end(self, args, state, control, **kwargs):
+        """Close the step: derive policy_update, add the reward's own split, append one record."""
+        a = self.acc
+        rec = {"step": state.global_step, "step_seconds": time.perf_counter() - self._t0}
+        rec.update({k: a.get(k, 0.0) for k in TIMED})
+        rec["policy_update"] = a.get("training_step", 0.0) - a.get("prepare_inputs", 0.0)
+        metrics = getattr(self.reward, "last_metrics", {}) or {}
+        for k in REWARD_PHASES:
+            rec[f"reward/{k}"] = float(metrics.get(f"time/{k}", 0.0))
+        rec.update({k: int(a.get(k, 0)) for k in ("prompt_tokens", "completion_tokens", "padded_tokens")})
+        rec["other"] = rec["step_seconds"] - sum(rec[k] for k in (*TIMED, "policy_update"))
+        if self.path is not None and state.is_world_process_zero:
+            append_jsonl(self.path, [rec])
+
+
+class FP32Generation(TrainerCallback):
+    """Keeps HF generate out of bf16 autocast (slower there on CPU) while TRL's log-prob forwards keep it.
+
+    Accelerate wraps model.forward in autocast when mixed precision is on; TRL also enters
+    accelerator.autocast() around every log-prob forward, so restoring the plain forward at train start
+    leaves autocast exactly where the loss and the reference log-probs are computed."""
+
+    def on_train_begin(self, args, state, control, model=None, **kwargs):
+        """Restore the forward accelerate saved before wrapping it in autocast."""
+        restore_unautocast_forward(model)
+
+
+class EvalCallback(TrainerCallback):
+    """Every cfg.eval_steps steps (and before the first): avg@k of the policy on cfg.eval_datasets (T=0.7,
+    top-p 0.95) and, with cfg.rm_eval_data, the RM's metrics on that labelled file. One JSON line per
+    evaluation in output_dir/evals.jsonl; samples under output_dir/eval/step-N."""
+
+    def __init__(self, cfg: RLConfig, trainer, reward):
+        from cooper_rl.rm.data import load_rm_rows
+
+        self.cfg, self.trainer, self.reward = cfg, trainer, reward
+        self.rm_rows = load_rm_rows(cfg.rm_eval_data) if cfg.rm_eval_data else None
+
+    def evaluate(self, step: int) -> dict:
+        """Run both evaluations now; return (and append) the record."""
+        from cooper_rl.evaluate import EvalConfig, evaluate
+        from cooper_rl.rm.evaluate import binary_metrics
+
+        cfg, out = self.cfg, Path(self.cfg.output_dir)
+        model = self.trainer.accelerator.unwrap_model(self.trainer.model)
+        was_training = model.training
+        model.eval()
+        ecfg = EvalConfig(model=cfg.policy, datasets=cfg.eval_datasets, k=cfg.eval_k, prompt_template=cfg.prompt_template,
+                          max_new_tokens=cfg.eval_max_new_tokens or cfg.max_completion_length, batch_size=cfg.eval_batch_size,
+                          output_dir=str(out / "eval" / f"step-{step}"), seed=cfg.seed + step, resume=False)
+        t0 = time.perf_counter()
+        try:  # evaluate() seeds torch: keep the training RNG streams untouched
+            with torch.random.fork_rng(devices=range(torch.cuda.device_count())):
+                summary = evaluate(ecfg, model=model, tokenizer=self.trainer.processing_class)
+        finally:
+            model.train(was_training)
+        rec = {"step": step, "eval_seconds": time.perf_counter() - t0,
+               "policy": {name: {k: v for k, v in d.items() if k in ("avg@k_strict", "avg@k_lenient", "pass@k_strict", "answered_rate", "mean_new_tokens", "n_problems")}
+                          for name, d in summary["per_dataset"].items()}}
+        rm = getattr(self.reward, "rm", None)
+        if self.rm_rows is not None and rm is not None:
+            q, r, c, y = (list(x) for x in zip(*[(row["question"], row["reference"], row["completion"], row["label"]) for row in self.rm_rows]))
+            probs = rm.score(q, r, c, batch_size=cfg.rm_batch_size)
+            rec["rm"] = binary_metrics(y, probs)
+        append_jsonl(out / "evals.jsonl", [rec])
+        print(json.dumps({"eval_step": step, **{n: round(d["avg@k_strict"], 4) for n, d in rec["policy"].items()},
+                          **({"rm_accuracy": round(rec["rm"]["accuracy"], 4)} if "rm" in rec else {})}))
+        return rec
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        """Evaluate the starting policy (not when resuming)."""
+        if state.global_step == 0 and state.is_world_process_zero:
+            self.evaluate(0)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        """Evaluate every eval_steps steps."""
+        if state.global_step % self.cfg.eval_steps == 0 and state.is_world_process_zero:
+            self.evaluate(state.global_step)

@@ -1,0 +1,103 @@
+"""Checkpoints of an RL run: the co-optimized reward model inside TRL's checkpoints, and resuming.
+
+In cooper mode the reward model is saved inside every TRL checkpoint (checkpoint-N/cooper_rm: weights,
+tokenizer, and rm_state.pt with its optimizer, scheduler, negative-generator RNG and hacking-monitor history),
+written to a temp dir and renamed into place; resuming restores all of it before training goes on. Log lines
+written after the checkpoint a run resumes from are dropped (the resumed steps write them again).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import torch
+from transformers import TrainerCallback
+
+from cooper_rl.cooper.negatives import CorruptNegatives
+from cooper_rl.io import atomic_dir, read_jsonl, write_jsonl
+
+log = logging.getLogger(__name__)
+
+RM_DIR = "cooper_rm"  # inside each checkpoint-N (cooper mode)
+RM_STATE = "rm_state.pt"
+LOGS = ("metrics.jsonl", "timing.jsonl", "evals.jsonl", "rollouts.jsonl")  # per-step logs in output_dir
+
+
+def save_rm_state(reward, checkpoint_dir: str | os.PathLike) -> Path:
+    """Write the co-optimized RM of a CooperReward (weights, tokenizer, optimizer, scheduler, negatives RNG,
+    monitor) to checkpoint_dir/cooper_rm atomically. Returns that path."""
+    target = Path(checkpoint_dir) / RM_DIR
+    with atomic_dir(target) as tmp:
+        reward.rm.save_pretrained(tmp)
+        torch.save({
+            "optimizer": reward.rm.optimizer.state_dict(),
+            "scheduler": reward.rm.scheduler.state_dict(),
+            "negatives_rng": reward.negatives.rng.getstate() if isinstance(reward.negatives, CorruptNegatives) else None,
+            "monitor": reward.monitor.state_dict() if reward.monitor is not None else None,
+        }, tmp / RM_STATE)
+    return target
+
+
+def load_rm_state(reward, checkpoint_dir: str | os.PathLike) -> None:
+    """Restore optimizer, scheduler, negatives RNG and monitor saved by save_rm_state (the weights are loaded
+    with VerifyRM.from_pretrained(checkpoint_dir/cooper_rm); the optimizer must already be configured)."""
+    state = torch.load(Path(checkpoint_dir) / RM_DIR / RM_STATE, map_location=reward.rm.device, weights_only=False)
+    reward.rm.optimizer.load_state_dict(state["optimizer"])
+    reward.rm.scheduler.load_state_dict(state["scheduler"])
+    if state["negatives_rng"] is not None and isinstance(reward.negatives, CorruptNegatives):
+        reward.negatives.rng.setstate(state["negatives_rng"])
+    if state["monitor"] is not None and reward.monitor is not None:
+        reward.monitor.load_state_dict(state["monitor"])
+
+
+class RMCheckpointCallback(TrainerCallback):
+    """Saves the co-optimized RM into every TRL checkpoint dir, right after TRL has written it."""
+
+    def __init__(self, reward):
+        self.reward = reward
+
+    def on_save(self, args, state, control, **kwargs):
+        """Write checkpoint-{global_step}/cooper_rm on the main process."""
+        if state.is_world_process_zero:
+            save_rm_state(self.reward, Path(args.output_dir) / f"checkpoint-{state.global_step}")
+
+
+def resolve_checkpoint(output_dir: str | os.PathLike, value: str | None, require: str | None = None) -> str | None:
+    """The checkpoint dir to resume from: None for no value; the newest COMPLETE checkpoint-N in output_dir for
+    'last'/'true' (TRL's trainer_state.json present, and ``require``, a path inside the checkpoint, if given);
+    else ``value`` itself, which must be a directory. Raises FileNotFoundError saying what is missing."""
+    if not value:
+        return None
+    if value.lower() in ("last", "true"):
+        # a kill can leave the newest checkpoint half-written: TRL writes trainer_state.json last, and in
+        # cooper mode the RM state is added after it
+        def step_of(p: Path) -> int:
+            tail = p.name.split("-", 1)[1]
+            return int(tail) if tail.isdigit() else -1
+
+        for ckpt in sorted(Path(output_dir).glob("checkpoint-*"), key=step_of, reverse=True):
+            if (ckpt / "trainer_state.json").is_file() and (require is None or (ckpt / require).exists()):
+                return str(ckpt)
+            log.warning("skipping incomplete checkpoint %s", ckpt)
+        raise FileNotFoundError(f"no complete checkpoint-N dir in {output_dir} to resume from")
+    if not Path(value).is_dir():
+        raise FileNotFoundError(f"checkpoint not found: {value}")
+    return value
+
+
+def checkpoint_step(checkpoint: str | os.PathLike) -> int:
+    """The global step a TRL checkpoint was written at."""
+    import json
+
+    return json.loads((Path(checkpoint) / "trainer_state.json").read_text())["global_step"]
+
+
+def trim_logs(output_dir: str | os.PathLike, step: int) -> None:
+    """Drop lines of the per-step logs written after `step` (a resumed run writes them again), and lines cut
+    by a kill."""
+    for name in LOGS:
+        path = Path(output_dir) / name
+        if path.is_file():
+            write_jsonl(path, [r for r in read_jsonl(path) if r.get("step") is None or r["step"] <= step])

@@ -1,0 +1,153 @@
+"""Evaluate a reward model against gold correctness labels, side by side with the rule verifier.
+
+Input rows: VerifyBench (question, answer, completion, gold_correct[, answer_type]) or ours (question,
+reference, completion, label), as .jsonl/.json/.parquet (loaded by rm.data.load_rm_rows). The RM's
+probabilities and the rule verifier's hard 0/1 decisions (strict and lenient) are scored with the same
+binary_metrics; per-answer-type accuracy is added when rows have answer_type.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from cooper_rl.io import atomic_write_json
+from cooper_rl.rm.data import load_rm_rows
+
+
+@dataclass
+class EvalRMConfig:
+    """Options of ``cooper eval-rm``."""
+
+    rm: str = field(default="results/rm", metadata={"help": "Trained RM dir (cooper_rm.json), or a backbone for an untrained baseline."})
+    data: str = field(default="data/verifybench.jsonl", metadata={"help": "Labelled .jsonl/.json/.parquet (VerifyBench or question/reference/completion/label)."})
+    output: str = "results/eval_rm.json"
+    batch_size: int = 64
+    limit: int | None = field(default=None, metadata={"help": "First N rows only."})
+    threshold: float = field(default=0.5, metadata={"help": "RM probability at or above which a completion counts as correct."})
+    device: str = "auto"
+
+
+def _auroc(labels: list[int], probs: list[float]) -> float | None:
+    """Area under the ROC curve via the Mann-Whitney rank statistic (tied scores get their mean rank)."""
+    n_pos = sum(labels)
+    n_neg = len(labels) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return None
+    order = sorted(range(len(probs)), key=lambda i: probs[i])
+    ranks = [0.0] * len(probs)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and probs[order[j + 1]] == probs[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1  # mean of 1-based ranks i+1 .. j+1
+        i = j + 1
+    rank_sum = sum(r for r, y in zip(ranks, labels) if y)
+    return (rank_sum - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+
+
+def _ece(labels: list[int], probs: list[float], n_bins: int = 10) -> float:
+    """Expected calibration error of P(correct): sum over equal-width bins of (bin share) * |mean label - mean prob|."""
+    bins: dict[int, list[tuple[int, float]]] = {}
+    for y, p in zip(labels, probs):
+        bins.setdefault(min(int(p * n_bins), n_bins - 1), []).append((y, p))
+    return sum(
+        len(b) / len(labels) * abs(sum(y for y, _ in b) / len(b) - sum(p for _, p in b) / len(b)) for b in bins.values()
+    )
+
+
+def binary_metrics(labels, probs, threshold: float = 0.5) -> dict:
+    """Accuracy, precision/recall/F1 of the "correct" class, AUROC, ECE (10 bins), n and positive rate.
+
+    labels are 0/1 (or bools), probs are P(correct) in [0, 1]; prob >= threshold predicts correct.
+    Precision/recall/F1 are 0.0 when undefined; AUROC is None when only one class is present.
+    """
+    labels, probs = [int(bool(y)) for y in labels], [float(p) for p in probs]
+    if len(labels) != len(probs):
+        raise ValueError(f"{len(labels)} labels but {len(probs)} probabilities")
+    if not labels:
+        raise ValueError("binary_metrics needs at least one row")
+    preds = [int(p >= threshold) for p in probs]
+    tp = sum(1 for y, p in zip(labels, preds) if y and p)
+    fp = sum(1 for y, p in zip(labels, preds) if not y and p)
+    fn = sum(1 for y, p in zip(labels, preds) if y and not p)
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    return {
+        "n": len(labels),
+        "positive_rate": sum(labels) / len(labels),
+        "predicted_positive_rate": sum(preds) / len(preds),
+        "accuracy": sum(1 for y, p in zip(labels, preds) if y == p) / len(labels),
+        "precision": precision,
+        "recall": recall,
+        "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
+        "auroc": _auroc(labels, probs),
+        "ece": _ece(labels, probs),
+    }
+
+
+def format_table(report: dict) -> str:
+    """Plain-text table of the judges' metrics (rows) and per-answer-type accuracy."""
+    cols = ["accuracy", "precision", "recall", "f1", "auroc", "ece"]
+    fmt = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+    lines = [f"{'judge':<14}" + "".join(f"{c:>10}" for c in cols)]
+    for name, m in report["judges"].items():
+        lines.append(f"{name:<14}" + "".join(f"{fmt(m[c]):>10}" for c in cols))
+    if report.get("per_answer_type"):
+        judges = list(report["judges"])
+        lines += ["", f"{'answer_type':<20}{'n':>6}" + "".join(f"{j:>14}" for j in judges)]
+        for t, m in report["per_answer_type"].items():
+            lines.append(f"{t:<20}{m['n']:>6}" + "".join(f"{fmt(m[j]):>14}" for j in judges))
+    return "\n".join(lines)
+
+
+def run_eval_rm(cfg: EvalRMConfig) -> dict:
+    """``cooper eval-rm``: score rows with the RM and the rule verifier, write JSON, print a table."""
+    from cooper_rl.cooper.reward_model import TEMPLATE_VERSION, VerifyRM
+    from cooper_rl.verify import verify_batch
+
+    rows = load_rm_rows(cfg.data, cfg.limit)
+    qs, refs, comps = [r["question"] for r in rows], [r["reference"] for r in rows], [r["completion"] for r in rows]
+    labels = [r["label"] for r in rows]
+
+    rm = VerifyRM.from_pretrained(cfg.rm, device=cfg.device)
+    t0 = time.time()
+    probs = rm.score(qs, refs, comps, batch_size=cfg.batch_size)
+    score_s = time.time() - t0
+    judged = {
+        "rm": probs,
+        "rule_strict": [float(v) for v in verify_batch(comps, refs, mode="strict")],
+        "rule_lenient": [float(v) for v in verify_batch(comps, refs, mode="lenient")],
+    }
+    thresholds = {"rm": cfg.threshold, "rule_strict": 0.5, "rule_lenient": 0.5}
+    report = {
+        "data": cfg.data,
+        "rm": cfg.rm,
+        "rm_trained": bool(rm.meta),
+        "template_version": TEMPLATE_VERSION,
+        "max_length": rm.max_length,
+        "n": len(rows),
+        "score_seconds": score_s,
+        "judges": {name: binary_metrics(labels, p, thresholds[name]) for name, p in judged.items()},
+        "per_answer_type": {},
+        "config": asdict(cfg),
+    }
+    types = sorted({r["answer_type"] for r in rows if "answer_type" in r})
+    for t in types:
+        idx = [i for i, r in enumerate(rows) if r.get("answer_type") == t]
+        entry = {"n": len(idx)}
+        for name, p in judged.items():
+            entry[name] = sum(int(p[i] >= thresholds[name]) == labels[i] for i in idx) / len(idx)
+        report["per_answer_type"][t] = entry
+
+    if cfg.output:
+        out = Path(cfg.output)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(out, report)
+    print(format_table(report))
+    if cfg.output:
+        print(f"wrote {cfg.output}")
+    return report

@@ -1,0 +1,187 @@
+"""Train VerifyRM offline with BCE on labelled (question, reference, completion, label) rows.
+
+Rows come from .jsonl/.json/.parquet. Accepted fields: question; reference | reference_answer | answer;
+completion; label | gold_correct (bool, 0/1, or "true"/"false"). The authors' published VerifyRM parquet
+(question, reference_answer, completion, label) loads as is, and so does VerifyBench.
+
+The split into train/validation is grouped by question (no question in both). Training uses the HF Trainer
+with BCEWithLogitsLoss on the single logit; inputs are built by reward_model.encode_rm_inputs, the same
+function the RM uses for scoring. The checkpoint with the best validation accuracy is kept and saved with
+VerifyRM.save_pretrained, next to train_metrics.json.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+
+from cooper_rl.cooper.reward_model import VerifyRM
+from cooper_rl.io import atomic_write_json
+from cooper_rl.rm.data import load_rm_rows
+
+@dataclass
+class TrainRMConfig:
+    """Options of ``cooper train-rm``."""
+
+    data: str = field(default="data/rm_train.jsonl", metadata={"help": "Labelled .jsonl/.json/.parquet (question, reference, completion, label)."})
+    backbone: str = field(default="minilm-l6", metadata={"help": "Registry name, local path or hub id of the encoder/decoder backbone."})
+    output_dir: str = "results/rm"
+    max_length: int | None = field(default=None, metadata={"help": "Max tokens per input (default min(512, model limit))."})
+    epochs: float = 3.0
+    max_steps: int = field(default=-1, metadata={"help": "If > 0, stop after this many optimizer steps (overrides epochs)."})
+    learning_rate: float = 2e-5
+    weight_decay: float = 0.01
+    warmup_ratio: float = 0.1
+    batch_size: int = 16
+    val_fraction: float = field(default=0.1, metadata={"help": "Fraction of questions held out for validation."})
+    eval_steps: int | None = field(default=None, metadata={"help": "Evaluate/checkpoint every N steps (default: every epoch)."})
+    max_rows: int | None = field(default=None, metadata={"help": "Use only the first N rows of the file."})
+    seed: int = 0
+    device: str = "auto"
+
+
+def split_by_question(rows: list[dict], val_fraction: float, seed: int) -> tuple[list[dict], list[dict]]:
+    """Deterministic (train, val) split holding out round(val_fraction * #questions) whole questions
+    (at least one if val_fraction > 0 and there are two or more questions)."""
+    questions = sorted({r["question"] for r in rows})
+    random.Random(seed).shuffle(questions)
+    n_val = round(val_fraction * len(questions))
+    if val_fraction > 0 and len(questions) > 1:
+        n_val = min(max(n_val, 1), len(questions) - 1)
+    held_out = set(questions[:n_val])
+    return [r for r in rows if r["question"] not in held_out], [r for r in rows if r["question"] in held_out]
+
+
+def class_balance(rows: list[dict]) -> dict:
+    """{n, n_pos, pos_rate} of labelled rows."""
+    n_pos = sum(r["label"] for r in rows)
+    return {"n": len(rows), "n_pos": n_pos, "pos_rate": n_pos / len(rows) if rows else None}
+
+
+def build_rm_dataset(rm: VerifyRM, rows: list[dict]) -> list[dict]:
+    """Trainer examples {input_ids, labels}; ids come from rm.encode (= encode_rm_inputs, as in scoring)."""
+    ids = rm.encode([r["question"] for r in rows], [r["reference"] for r in rows], [r["completion"] for r in rows])
+    return [{"input_ids": x, "labels": float(r["label"])} for x, r in zip(ids, rows)]
+
+
+class RMCollator:
+    """Right-pads input_ids, builds attention_mask, stacks float labels."""
+
+    def __init__(self, pad_token_id: int):
+        self.pad = pad_token_id
+
+    def __call__(self, examples: list[dict]) -> dict:
+        width = max(len(e["input_ids"]) for e in examples)
+        ids = [e["input_ids"] + [self.pad] * (width - len(e["input_ids"])) for e in examples]
+        mask = [[1] * len(e["input_ids"]) + [0] * (width - len(e["input_ids"])) for e in examples]
+        return {
+            "input_ids": torch.tensor(ids),
+            "attention_mask": torch.tensor(mask),
+            "labels": torch.tensor([e["labels"] for e in examples], dtype=torch.float32),
+        }
+
+
+def _rm_trainer_class():
+    """Trainer subclass whose loss is BCEWithLogits on the single logit (imported lazily: transformers is slow)."""
+    from transformers import Trainer
+
+    class RMTrainer(Trainer):
+        """HF Trainer with BCEWithLogitsLoss(logit, label)."""
+
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            logits = model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"]).logits.squeeze(-1)
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits.float(), inputs["labels"])
+            return (loss, {"logits": logits}) if return_outputs else loss
+
+    return RMTrainer
+
+
+def compute_metrics(eval_pred) -> dict:
+    """Accuracy of sigmoid(logit) >= 0.5, i.e. logit >= 0, against the 0/1 labels."""
+    logits, labels = eval_pred.predictions, eval_pred.label_ids
+    preds = (logits.reshape(-1) >= 0).astype(int)
+    return {"accuracy": float((preds == labels.reshape(-1).astype(int)).mean())}
+
+
+def run_train_rm(cfg: TrainRMConfig) -> dict:
+    """``cooper train-rm``: BCE-train VerifyRM, keep the best-validation checkpoint, save it to output_dir."""
+    from transformers import TrainingArguments, set_seed
+
+    set_seed(cfg.seed)
+    rows = load_rm_rows(cfg.data, cfg.max_rows)
+    train_rows, val_rows = split_by_question(rows, cfg.val_fraction, cfg.seed)
+    balance = {"train": class_balance(train_rows), "val": class_balance(val_rows)}
+    print(f"[train-rm] {len(rows)} rows from {cfg.data}: train {balance['train']}, val {balance['val']}", flush=True)
+
+    rm = VerifyRM.from_pretrained(cfg.backbone, max_length=cfg.max_length, device=cfg.device)
+    train_ds, val_ds = build_rm_dataset(rm, train_rows), build_rm_dataset(rm, val_rows)
+    has_val = len(val_ds) > 0
+    strategy = ("steps" if cfg.eval_steps else "epoch") if has_val else "no"
+
+    out = Path(cfg.output_dir)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    ckpt_dir = tempfile.mkdtemp(prefix=f".{out.name}.checkpoints-", dir=out.parent)  # removed at the end
+    args = TrainingArguments(
+        output_dir=ckpt_dir,
+        num_train_epochs=cfg.epochs,
+        max_steps=cfg.max_steps,
+        learning_rate=cfg.learning_rate,
+        weight_decay=cfg.weight_decay,
+        warmup_steps=cfg.warmup_ratio,  # a float < 1 is a ratio of the total steps
+        per_device_train_batch_size=cfg.batch_size,
+        per_device_eval_batch_size=cfg.batch_size,
+        eval_strategy=strategy,
+        save_strategy=strategy,
+        eval_steps=cfg.eval_steps,
+        save_steps=cfg.eval_steps or 500,
+        save_only_model=True,
+        save_total_limit=1,
+        load_best_model_at_end=has_val,
+        metric_for_best_model="accuracy",
+        greater_is_better=True,
+        logging_steps=max(1, cfg.eval_steps or 10),
+        report_to=[],
+        seed=cfg.seed,
+        use_cpu=str(rm.device) == "cpu",
+        dataloader_num_workers=0,
+        train_sampling_strategy="group_by_length",  # batches of similar length: little padding
+        remove_unused_columns=False,
+    )
+    trainer = _rm_trainer_class()(
+        model=rm.model, args=args, train_dataset=train_ds, eval_dataset=val_ds if has_val else None,
+        data_collator=RMCollator(rm.tokenizer.pad_token_id), compute_metrics=compute_metrics,
+    )
+    t0 = time.time()
+    try:
+        train_out = trainer.train()
+        rm.model = trainer.model  # best checkpoint (load_best_model_at_end)
+        val_metrics = trainer.evaluate() if has_val else {}
+    finally:
+        shutil.rmtree(ckpt_dir, ignore_errors=True)
+
+    report = {
+        "data": cfg.data,
+        "backbone": cfg.backbone,
+        "max_length": rm.max_length,
+        "n_rows": len(rows),
+        "class_balance": balance,
+        "n_train_questions": len({r["question"] for r in train_rows}),
+        "n_val_questions": len({r["question"] for r in val_rows}),
+        "global_step": train_out.global_step,
+        "train_loss": train_out.training_loss,
+        "train_seconds": time.time() - t0,
+        "best_val_accuracy": trainer.state.best_metric,
+        "val_accuracy": val_metrics.get("eval_accuracy"),
+        "val_loss": val_metrics.get("eval_loss"),
+        "config": asdict(cfg),
+    }
+    rm.save_pretrained(out, metadata={"train": {k: v for k, v in report.items() if k != "config"}, "train_config": asdict(cfg)})
+    atomic_write_json(out / "train_metrics.json", report)
+    print(f"[train-rm] val accuracy {report['val_accuracy']} (best {report['best_val_accuracy']}); saved to {out}", flush=True)
+    return report

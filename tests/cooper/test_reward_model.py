@@ -1,0 +1,209 @@
+import copy
+import json
+
+import pytest
+import torch
+
+import cooper_rl.cooper.reward_model as rmod
+from cooper_rl.models import load_tokenizer
+from cooper_rl.cooper.reward_model import TEMPLATE_VERSION, VerifyRM, encode_rm_inputs, format_rm_text
+
+LONG_COMPLETION = " ".join(f"step{i % 97}" for i in range(5000)) + " so the final answer is \\boxed{12345}"
+REFERENCE = "x = 42 and y = 17"
+QUESTION = "Solve the system: x + y = 59 and x - y = 25. What are x and y?"
+
+
+@pytest.fixture(scope="module")
+def rm():
+    return VerifyRM.from_pretrained("minilm-l6", device="cpu")
+
+
+def _contains(ids, sub):
+    return any(ids[i : i + len(sub)] == sub for i in range(len(ids) - len(sub) + 1))
+
+
+def test_template_is_exact():
+    assert format_rm_text("Q?", "7", "so 7") == (
+        "<question>Q?</question>\n<reference_answer>7</reference_answer>\n<completion>so 7</completion>"
+    )
+
+
+@pytest.mark.parametrize("name", ["minilm-l6", "smollm2-135m-instruct"])
+@pytest.mark.parametrize("max_length", [96, 512])
+def test_truncation_keeps_reference_question_and_final_answer(name, max_length):
+    tok = load_tokenizer(name)
+    plain = lambda s: tok(s, add_special_tokens=False)["input_ids"]  # noqa: E731
+    ids = encode_rm_inputs(tok, [QUESTION], [REFERENCE], [LONG_COMPLETION], max_length)[0]
+    assert len(ids) <= max_length
+    assert _contains(ids, plain(REFERENCE))  # whole reference
+    assert _contains(ids, plain(QUESTION))  # the question fits, so it is whole
+    text = tok.decode(ids).replace(" ", "")
+    assert text.endswith("\\boxed{12345}</completion>[SEP]" if name == "minilm-l6" else "\\boxed{12345}</completion>")
+    assert "..." in text  # marker between completion head and tail
+    if name == "minilm-l6":
+        assert ids[0] == tok.cls_token_id and ids[-1] == tok.sep_token_id
+
+
+@pytest.mark.parametrize("name", ["minilm-l6", "smollm2-135m-instruct"])
+def test_truncation_shortens_question_before_reference(name):
+    tok = load_tokenizer(name)
+    long_q = "Consider " + " ".join(f"fact{i}" for i in range(2000)) + " What is x?"
+    ids = encode_rm_inputs(tok, [long_q], [REFERENCE], [LONG_COMPLETION], 128)[0]
+    assert len(ids) <= 128
+    assert _contains(ids, tok(REFERENCE, add_special_tokens=False)["input_ids"])
+    assert tok.decode(ids).replace(" ", "").count("...") == 2  # question and completion both cut in the middle
+    assert "\\boxed{12345}" in tok.decode(ids).replace(" ", "")
+    # a reference longer than the whole budget is the only case where it is cut; the length bound still holds
+    huge_ref = " ".join(["7"] * 1000)
+    assert len(encode_rm_inputs(tok, ["q"], [huge_ref], ["c"], 64)[0]) <= 64
+
+
+def test_short_input_is_the_template_exactly_for_decoder_tokenizer():
+    tok = load_tokenizer("smollm2-135m-instruct")
+    ids = encode_rm_inputs(tok, ["What is 2+3?"], ["5"], ["2+3=5, so \\boxed{5}"], 512)[0]
+    assert tok.decode(ids) == format_rm_text("What is 2+3?", "5", "2+3=5, so \\boxed{5}")
+
+
+def test_training_and_scoring_use_the_same_ids(rm, monkeypatch):
+    from cooper_rl.rm.train import build_rm_dataset
+
+    calls = []
+    real = rmod.encode_rm_inputs
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        calls.append(out)
+        return out
+
+    monkeypatch.setattr(rmod, "encode_rm_inputs", spy)
+    rows = [{"question": QUESTION, "reference": REFERENCE, "completion": c, "label": 1}
+            for c in ["x=42, y=17", LONG_COMPLETION]]
+    train_ids = [ex["input_ids"] for ex in build_rm_dataset(rm, rows)]
+    rm.score([r["question"] for r in rows], [r["reference"] for r in rows], [r["completion"] for r in rows])
+    assert len(calls) == 2 and calls[0] == calls[1] == train_ids
+
+
+def test_score_probabilities_order_and_sorting(rm):
+    rm = copy.copy(rm)  # same weights, shorter inputs: faster
+    rm.max_length = 128
+    qs = ["What is 2+3?", QUESTION, "Compute 7*8.", "What is 1/2 + 1/4?"]
+    refs = ["5", REFERENCE, "56", "3/4"]
+    comps = ["\\boxed{5}", LONG_COMPLETION, "7*8 = 56 " * 20 + "\\boxed{56}", "\\boxed{0.75}"]
+    sorted_p = rm.score(qs, refs, comps, batch_size=2, sort_by_length=True)
+    naive_p = rm.score(qs, refs, comps, batch_size=2, sort_by_length=False)
+    assert all(0.0 < p < 1.0 for p in sorted_p)
+    assert sorted_p == pytest.approx(naive_p, abs=1e-5)
+    reversed_p = rm.score(qs[::-1], refs[::-1], comps[::-1], batch_size=3)
+    assert reversed_p[::-1] == pytest.approx(sorted_p, abs=1e-5)
+    single = [rm.score([q], [r], [c])[0] for q, r, c in zip(qs, refs, comps)]
+    assert single == pytest.approx(sorted_p, abs=1e-5)
+    rm.model.train()
+    assert rm.score(qs, refs, comps) == pytest.approx(sorted_p, abs=1e-5)  # eval mode inside score...
+    assert rm.model.training  # ...and the previous mode restored afterwards
+    rm.model.eval()
+    assert rm.logits(qs[:1], refs[:1], comps[:1]).requires_grad
+
+
+def test_save_load_roundtrip(rm, tmp_path):
+    small = copy.deepcopy(rm)
+    small.max_length = 96
+    args = (["What is 2+3?", QUESTION], ["5", REFERENCE], ["\\boxed{5}", LONG_COMPLETION])
+    before = small.score(*args)
+    out = tmp_path / "rm"
+    small.save_pretrained(out, metadata={"note": "test"})
+    small.save_pretrained(out)  # replacing an existing dir is fine
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rm"]  # no temp dirs left behind
+    assert (out / "model.safetensors").is_file() and (out / "tokenizer.json").is_file()
+    meta = json.loads((out / "cooper_rm.json").read_text())
+    assert meta["template_version"] == TEMPLATE_VERSION and meta["max_length"] == 96 and meta["note"] == "test"
+    loaded = VerifyRM.from_pretrained(str(out), device="cpu")
+    assert loaded.max_length == 96 and loaded.backbone == "minilm-l6"
+    assert loaded.score(*args) == pytest.approx(before, abs=1e-6)
+
+    meta["template_version"] = "cooper-rm-v0"
+    (out / "cooper_rm.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="template"):
+        VerifyRM.from_pretrained(str(out), device="cpu")
+
+
+def _pair_loss(rm, q, r, pos, neg):
+    rm.model.eval()
+    with torch.no_grad():
+        s = rm.logits([q, q], [r, r], [pos, neg])
+    return float(-torch.nn.functional.logsigmoid(s[0] - s[1]))
+
+
+def test_pairwise_update_learns_and_masks(rm):
+    m = copy.deepcopy(rm)
+    m.configure_optimizer(lr=1e-4)
+    q, r, pos, neg = "What is 6*7?", "42", "6*7 = 42, so \\boxed{42}", "6*7 = 48, so \\boxed{48}"
+    w0 = m.model.classifier.weight.detach().clone()
+    loss0 = _pair_loss(m, q, r, pos, neg)
+    for _ in range(5):
+        out = m.pairwise_update([q], [r], [pos], [neg])
+        assert out["n_valid"] == 1 and out["rm_loss"] is not None and out["grad_norm"] > 0
+    assert not torch.equal(w0, m.model.classifier.weight)
+    assert _pair_loss(m, q, r, pos, neg) < loss0
+
+    out = m.pairwise_update([q, q], [r, r], [pos, "junk"], [neg, "junk"], valid=[True, False])
+    assert out["n_valid"] == 1
+
+    # no valid pair: backward runs, but weights stay put even though AdamW has momentum by now
+    state = {k: v.clone() for k, v in m.model.state_dict().items()}
+    out = m.pairwise_update([q], [r], [pos], [neg], valid=[False])
+    assert out == {"rm_loss": None, "n_valid": 0, "grad_norm": 0.0}
+    assert all(torch.equal(state[k], v) for k, v in m.model.state_dict().items())
+
+
+def test_decoder_backbone_gets_pad_token(tmp_path):
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from cooper_rl.models import resolve_model
+
+    tok = AutoTokenizer.from_pretrained(resolve_model("smollm2-135m-instruct"))
+    tok.pad_token = None
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024, pad_token_id=None)
+    torch.manual_seed(0)
+    LlamaForCausalLM(cfg).save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    m = VerifyRM.from_pretrained(str(tmp_path), device="cpu")
+    assert m.tokenizer.pad_token_id is not None and m.model.config.pad_token_id == m.tokenizer.pad_token_id
+    assert m.max_length == 512
+    qs, refs, comps = ["a?", "b?", "c?"], ["1", "2", "3"], ["\\boxed{1}", "long " * 50 + "\\boxed{5}", "3"]
+    assert m.score(qs, refs, comps, batch_size=3) == pytest.approx(
+        [m.score([q], [r], [c])[0] for q, r, c in zip(qs, refs, comps)], abs=1e-5)
+
+
+def test_two_rank_rm_stays_in_sync_under_torchrun(tmp_path):
+    """torchrun --nproc_per_node 2 (gloo): broadcast at start + gradient all-reduce keep the RM copies equal."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from transformers import BertConfig, BertForSequenceClassification
+
+    from cooper_rl.models import load_tokenizer
+
+    tiny = tmp_path / "tiny-bert"
+    cfg = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+                     num_labels=1, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    BertForSequenceClassification(cfg).save_pretrained(tiny)
+    load_tokenizer("minilm-l6").save_pretrained(tiny)
+    torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent))
+    worker = Path(__file__).parent / "dist" / "rm_sync_worker.py"
+    env = {**os.environ, "RESULT_FILE": str(tmp_path / "out.json"), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([torchrun, "--standalone", "--nproc_per_node", "2", str(worker), str(tiny)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None:  # never leave ranks behind
+            os.killpg(proc.pid, 9)
+    assert proc.returncode == 0, err[-3000:]
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert out["moved"] > 0  # the RM did learn
+    assert out["max_diff"] == 0.0  # and both copies are bit-identical

@@ -1,0 +1,76 @@
+"""Reward callables with TRL's signature: values, metrics via log_metric, metrics.jsonl, pre-update RM scores."""
+
+import json
+from types import SimpleNamespace
+
+import pytest
+import torch
+from tiny import same, tiny_rm, weights
+
+from cooper_rl.cooper.negatives import CorruptNegatives
+from cooper_rl.cooper.monitor import HackingMonitor
+from cooper_rl.cooper.rewards import CooperReward, ModelReward, RuleReward, completion_texts
+
+Q = ["What is 3 + 4?"] * 2 + ["What is 2 + 7?"] * 2
+REF = ["7", "7", "9", "9"]
+TEXTS = ["3 + 4 = 7. The answer is \\boxed{7}.", "The answer is \\boxed{8}.", "2 + 7 = 9, so \\boxed{9}", "nine"]
+VERDICTS = [1.0, 0.0, 1.0, 0.0]
+
+
+def call(reward, completions, step=0):
+    """Call a reward the way GRPOTrainer does; returns (rewards, logged metrics)."""
+    logged = {}
+    state = SimpleNamespace(global_step=step, is_world_process_zero=True)
+    out = reward(prompts=["p"] * len(completions), completions=completions, completion_ids=[[1]] * len(completions),
+                 question=Q, reference=REF, trainer_state=state, log_extra=lambda *a: None,
+                 log_metric=lambda k, v: logged.__setitem__(k, v))
+    return out, logged
+
+
+@pytest.fixture
+def rm(tmp_path):
+    return tiny_rm(tmp_path / "rm")
+
+
+def test_completion_texts_plain_and_conversational():
+    conv = [[{"role": "assistant", "content": t}] for t in TEXTS]
+    assert completion_texts(TEXTS) == completion_texts(conv) == TEXTS
+
+
+def test_rule_reward(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    reward = RuleReward(metrics_path=path)
+    out, logged = call(reward, [[{"role": "assistant", "content": t}] for t in TEXTS], step=4)
+    assert out == VERDICTS
+    assert logged.pop("cooper/time/verify") >= 0  # phase timing for the profiler
+    assert logged == {"cooper/rule_accuracy": 0.5, "cooper/reward_mean": 0.5}
+    row = json.loads(path.read_text())
+    assert row["step"] == 5 and row["rule_accuracy"] == 0.5
+
+
+def test_model_reward_is_frozen_rm_score(rm, tmp_path):
+    reward = ModelReward(rm, metrics_path=tmp_path / "m.jsonl", monitor=HackingMonitor(window=2))
+    before = weights(rm)
+    out, logged = call(reward, TEXTS)
+    assert out == pytest.approx(rm.score(Q, REF, TEXTS))
+    assert same(before, weights(rm))
+    expected = sum((s >= 0.5) == bool(v) for s, v in zip(out, VERDICTS)) / 4
+    assert logged["cooper/rm_rule_agreement"] == expected and logged["cooper/rule_accuracy"] == 0.5
+    assert logged["cooper/hacking_warning"] == 0.0
+    assert "rule_accuracy" in json.loads((tmp_path / "m.jsonl").read_text())
+
+
+def test_cooper_reward_returns_scores_from_before_its_update(rm, tmp_path):
+    reward = CooperReward(rm, CorruptNegatives(0), metrics_path=tmp_path / "m.jsonl")
+    rm.configure_optimizer(lr=1e-3)
+    pre = rm.score(Q, REF, TEXTS)
+    before = weights(rm)
+    out, logged = call(reward, TEXTS)
+    assert out == pytest.approx(pre)  # the policy sees the RM before this step's update
+    assert not same(before, weights(rm))  # ... and the RM was updated after scoring
+    assert rm.score(Q, REF, TEXTS) != pytest.approx(pre)
+    assert logged["cooper/rm/n_pairs"] == 2 and logged["cooper/rm/n_valid"] == 2
+    assert logged["cooper/rule_accuracy"] == 0.5 and "cooper/rm/rm_loss" in logged
+    row = json.loads((tmp_path / "m.jsonl").read_text())
+    assert row["rm/valid_rate"] == 1.0 and row["rule_accuracy"] == 0.5
+    assert torch.is_grad_enabled()

@@ -1,0 +1,204 @@
+"""`cooper rl` end to end on a tiny policy (2-layer Llama, SmolLM2 tokenizer, taught to answer \\boxed{7}) and a
+tiny random BERT reward model: the three reward modes, metrics.jsonl, RM checkpointing and resume."""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+from tiny import QUESTIONS, same, weights
+
+from cooper_rl.cooper.rewards import CooperReward, ModelReward
+from cooper_rl.rl.checkpoint import RM_DIR, RM_STATE, resolve_checkpoint
+from cooper_rl.rl.train import RLConfig, build_trainer, run_rl
+from cooper_rl.rl.trl_internals import wrap_trainer_method
+
+
+
+def config(assets, out, reward, **kw):
+    base = {"policy": str(assets / "policy"), "rm": str(assets / "rm"), "datasets": [str(assets / "data.jsonl")],
+            "num_generations": 4, "prompts_per_step": 2, "max_completion_length": 12, "max_steps": 2,
+            "save_steps": 100, "learning_rate": 1e-4, "rm_learning_rate": 1e-3, "output_dir": str(out)}
+    return RLConfig(reward=reward, **{**base, **kw})
+
+
+def rows(out):
+    return [json.loads(x) for x in (Path(out) / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_rule_mode_run_rl(assets, tmp_path, one_thread):
+    (tmp_path / "metrics.jsonl").write_text('{"step": 0, "stale": 1}\n{"step": 1, "stale": 1}\n')  # a killed earlier run
+    (tmp_path / "evals.jsonl").write_text('{"step": 0, "stale": 1}\n')
+    summary = run_rl(config(assets, tmp_path, "rule"))
+    assert not (tmp_path / "evals.jsonl").read_text()  # a fresh start drops the old run's lines
+    assert summary["global_step"] == 2 and summary["n_prompts"] == 4
+    assert [r["step"] for r in rows(tmp_path)] == [1, 2]
+    assert all(0 <= r["rule_accuracy"] <= 1 for r in rows(tmp_path))
+    assert (tmp_path / "policy" / "model.safetensors").is_file() and "rm_dir" not in summary
+    assert not (tmp_path / "checkpoint-2" / RM_DIR).exists()  # only cooper mode checkpoints an RM
+    rollouts = [json.loads(x) for x in (tmp_path / "rollouts.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rollouts] == [1] * 8 + [2] * 8  # every rollout, with what it was rewarded
+    assert all(r["reward"] == float(r["verdict"]) and r["reference"] == "7" and r["question"] in QUESTIONS for r in rollouts)
+    timing = [json.loads(x) for x in (tmp_path / "timing.jsonl").read_text().splitlines()]
+    assert [t["step"] for t in timing] == [1, 2]
+    for t in timing:  # every phase measured, none negative, and together they fit in the step
+        assert t["generation"] > 0 and t["ref_logprobs"] > 0 and t["policy_update"] > 0 and t["reward"] > 0
+        assert t["reward/verify"] > 0 and t["reward/rm_update"] == 0 and 0 < t["completion_tokens"] <= 8 * 12
+        assert t["prompt_tokens"] + t["completion_tokens"] <= t["padded_tokens"]
+        assert t["generation"] + t["ref_logprobs"] + t["reward"] + t["policy_update"] <= t["step_seconds"]
+
+
+def test_periodic_evaluation_of_policy_and_rm(assets, tmp_path, one_thread):
+    labelled = tmp_path / "rm_eval.jsonl"
+    labelled.write_text("".join(json.dumps({"question": q, "reference": "7", "completion": c, "label": y}) + "\n"
+                                for q in QUESTIONS for c, y in (("\\boxed{7}", 1), ("\\boxed{8}", 0))))
+    cfg = config(assets, tmp_path / "run", "model", eval_steps=1, eval_datasets=[str(assets / "data.jsonl")], eval_k=2,
+                 rm_eval_data=str(labelled))
+    run_rl(cfg)
+    evals = [json.loads(x) for x in (tmp_path / "run" / "evals.jsonl").read_text().splitlines()]
+    assert [e["step"] for e in evals] == [0, 1, 2]
+    for e in evals:
+        (name, res), = e["policy"].items()
+        assert res["n_problems"] == 4 and 0 <= res["avg@k_strict"] <= 1
+        assert e["rm"]["n"] == 8 and 0 <= e["rm"]["accuracy"] <= 1
+    assert (tmp_path / "run" / "eval" / "step-2" / "samples.jsonl").is_file()
+
+
+def test_model_mode_keeps_rm_frozen(assets, tmp_path, one_thread):
+    trainer, reward, _ = build_trainer(config(assets, tmp_path, "model"))
+    assert isinstance(reward, ModelReward) and trainer.beta == 1e-3
+    before = weights(reward.rm)
+    trainer.train()
+    assert same(before, weights(reward.rm))
+    assert all("rule_accuracy" in r and "rm_rule_agreement" in r for r in rows(tmp_path))
+    logged = [h for h in trainer.state.log_history if "cooper/rule_accuracy" in h]
+    assert len(logged) == 2  # reward metrics reach TRL's logs
+
+
+def test_bf16_autocast_keeps_generation_in_fp32(assets, tmp_path, one_thread):
+    trainer, _, _ = build_trainer(config(assets, tmp_path, "rule", bf16_autocast=True, max_steps=1))
+    seen, state = [], {"gen": False}
+
+    def track(generate):
+        def tracked(*args, **kwargs):
+            state["gen"] = True
+            try:
+                return generate(*args, **kwargs)
+            finally:
+                state["gen"] = False
+
+        return tracked
+
+    wrap_trainer_method(trainer, "generate", track)
+    trainer.model.model.layers[0].register_forward_hook(
+        lambda *_: seen.append((state["gen"], torch.is_autocast_enabled("cpu"))))
+    trainer.train()
+    assert {autocast for in_generate, autocast in seen if in_generate} == {False}  # rollouts in fp32
+    assert {autocast for in_generate, autocast in seen if not in_generate} == {True}  # loss forward in bf16
+    assert next(trainer.model.parameters()).dtype == torch.float32
+
+
+@pytest.fixture(scope="module")
+def cooper_run(assets, tmp_path_factory):
+    """A 2-step cooper run with a checkpoint after each step; returns (cfg, trainer, reward, initial RM weights)."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    cfg = config(assets, tmp_path_factory.mktemp("cooper"), "cooper", save_steps=1)
+    trainer, reward, _ = build_trainer(cfg)
+    initial = weights(reward.rm)
+    trainer.train()
+    torch.set_num_threads(n)
+    return cfg, trainer, reward, initial
+
+
+def test_cooper_mode_updates_rm(cooper_run):
+    cfg, trainer, reward, initial = cooper_run
+    assert isinstance(reward, CooperReward)
+    metrics = rows(cfg.output_dir)
+    assert len(metrics) == 2 and all("rule_accuracy" in r and "rm/valid_rate" in r for r in metrics)
+    assert sum(r["rm/n_valid"] for r in metrics) > 0  # the fitted policy gives some correct rollouts
+    assert not same(initial, weights(reward.rm))
+    assert any("cooper/rm/valid_rate" in h for h in trainer.state.log_history)
+
+
+def _state_equal(a, b):
+    if isinstance(a, torch.Tensor):
+        return torch.equal(a, b)
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_state_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_state_equal(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def test_checkpoint_holds_the_rm_and_resume_restores_it(cooper_run, one_thread):
+    cfg, _, reward, _ = cooper_run
+    out = Path(cfg.output_dir)
+    last = out / "checkpoint-2" / RM_DIR
+    saved = load_file(last / "model.safetensors")
+    assert all(torch.equal(saved[k], v) for k, v in reward.rm.model.state_dict().items() if k in saved)
+    state = torch.load(last / RM_STATE, weights_only=False)
+    assert _state_equal(state["optimizer"], reward.rm.optimizer.state_dict())
+    assert _state_equal(state["scheduler"], reward.rm.scheduler.state_dict())
+    assert state["negatives_rng"] == reward.negatives.rng.getstate()
+    assert not list(out.glob("checkpoint-*/.cooper_rm.tmp-*"))  # no temp dirs left behind
+
+    first = out / "checkpoint-1" / RM_DIR
+    cfg1 = RLConfig(**{**cfg.__dict__, "resume_from_checkpoint": str(out / "checkpoint-1")})
+    trainer1, reward1, info = build_trainer(cfg1)
+    assert info["checkpoint"] == str(out / "checkpoint-1")
+    saved1 = load_file(first / "model.safetensors")
+    assert all(torch.equal(saved1[k], v) for k, v in reward1.rm.model.state_dict().items() if k in saved1)
+    assert _state_equal(torch.load(first / RM_STATE, weights_only=False)["optimizer"], reward1.rm.optimizer.state_dict())
+    assert reward1.rm.scheduler.last_epoch == 1
+    assert not same(weights(reward1.rm), weights(reward.rm))  # step 1's RM, not step 2's
+    trainer1.train(resume_from_checkpoint=info["checkpoint"])  # one more step: 1 -> 2
+    assert trainer1.state.global_step == 2
+    assert [r["step"] for r in rows(out)] == [1, 2]  # lines after the checkpoint were dropped, then rewritten
+    timing = [json.loads(x) for x in (out / "timing.jsonl").read_text().splitlines()]
+    assert [t["step"] for t in timing] == [1, 2]
+
+
+def test_resume_after_sigkill(assets, tmp_path, one_thread):
+    """`cooper rl` SIGKILLed after its 2nd checkpoint: a rerun with --resume_from_checkpoint last restores policy, RM,
+    optimizer and scheduler as saved, finishes, and every step appears once in metrics.jsonl."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "run"
+    cfg = config(assets, out, "cooper", save_steps=1, max_steps=30)
+    args = ["rl", "--policy", cfg.policy, "--rm", cfg.rm, "--datasets", *cfg.datasets, "--num_generations", "4",
+            "--prompts_per_step", "2", "--max_completion_length", "12", "--save_steps", "1", "--learning_rate", "1e-4",
+            "--rm_learning_rate", "1e-3", "--output_dir", str(out)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "cooper_rl.cli", *args, "--max_steps", "30"], env=env,
+                            start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 300
+    while not (out / "checkpoint-2" / RM_DIR / RM_STATE).is_file() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert (out / "checkpoint-2" / RM_DIR / RM_STATE).is_file(), "no checkpoint-2 before the deadline"
+    assert not (out / "rl_summary.json").exists()  # it really was killed mid-run
+    broken = out / "checkpoint-999"  # what a kill during a save leaves: no trainer_state.json, no RM state
+    broken.mkdir()
+    last = Path(resolve_checkpoint(out, "last", require=f"{RM_DIR}/{RM_STATE}"))
+    step = int(last.name.split("-")[1])
+    saved_w = load_file(last / RM_DIR / "model.safetensors")
+    saved_state = torch.load(last / RM_DIR / RM_STATE, weights_only=False)
+
+    resumed = RLConfig(**{**cfg.__dict__, "max_steps": step + 1, "resume_from_checkpoint": "last"})
+    trainer, reward, info = build_trainer(resumed)
+    assert info["checkpoint"] == str(last)
+    assert all(torch.equal(saved_w[k], v) for k, v in reward.rm.model.state_dict().items() if k in saved_w)
+    assert _state_equal(saved_state["optimizer"], reward.rm.optimizer.state_dict())
+    assert _state_equal(saved_state["scheduler"], reward.rm.scheduler.state_dict())
+    trainer.train(resume_from_checkpoint=info["checkpoint"])
+    assert trainer.state.global_step == step + 1
+    assert [r["step"] for r in rows(out)] == list(range(1, step + 2))
+
+

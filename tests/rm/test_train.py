@@ -1,0 +1,82 @@
+import json
+import random
+
+import pytest
+
+from cooper_rl.data import DataError
+from cooper_rl.rm.train import TrainRMConfig, load_rm_rows, run_train_rm, split_by_question
+
+
+def _synthetic_rows(n_questions=10, seed=0):
+    """4 completions per question: 2 end with the reference in \\boxed{}, 2 with another number."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n_questions):
+        a, b = rng.randint(2, 50), rng.randint(2, 50)
+        for j in range(4):
+            ok = j % 2 == 0
+            ans = a + b if ok else a + b + rng.randint(1, 9)
+            rows.append({"question": f"Q{i}: what is {a} + {b}?", "reference": str(a + b),
+                         "completion": f"Adding gives {ans}. \\boxed{{{ans}}}", "label": ok})
+    return rows
+
+
+def _write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_train_rm_writes_model_and_metrics(tmp_path):
+    data = _write_jsonl(tmp_path / "rm.jsonl", _synthetic_rows())
+    out = tmp_path / "rm"
+    cfg = TrainRMConfig(data=str(data), output_dir=str(out), max_length=64, max_steps=2, eval_steps=1,
+                        batch_size=8, val_fraction=0.2)
+    report = run_train_rm(cfg)
+    for name in ("model.safetensors", "config.json", "tokenizer.json", "cooper_rm.json", "train_metrics.json"):
+        assert (out / name).is_file(), name
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rm", "rm.jsonl"]  # trainer checkpoints removed
+    meta = json.loads((out / "cooper_rm.json").read_text())
+    assert meta["max_length"] == 64 and meta["backbone"] == "minilm-l6" and meta["template_version"] == "cooper-rm-v1"
+    assert meta["train"]["global_step"] == 2
+    assert report["class_balance"]["train"]["n"] + report["class_balance"]["val"]["n"] == 40
+    assert report["class_balance"]["val"] == {"n": 8, "n_pos": 4, "pos_rate": 0.5}
+    assert report["val_accuracy"] is not None and 0.0 <= report["val_accuracy"] <= 1.0
+    assert json.loads((out / "train_metrics.json").read_text())["global_step"] == 2
+
+
+def test_split_is_grouped_by_question_and_deterministic():
+    rows = [{**r, "label": int(r["label"])} for r in _synthetic_rows(20)]
+    train, val = split_by_question(rows, 0.25, seed=3)
+    assert not {r["question"] for r in train} & {r["question"] for r in val}
+    assert len({r["question"] for r in val}) == 5 and len(train) + len(val) == len(rows)
+    assert split_by_question(rows, 0.25, seed=3) == (train, val)
+
+
+@pytest.mark.parametrize("bad, field", [
+    ({"question": "q", "reference": "1", "completion": "c"}, "label"),
+    ({"question": "q", "reference": "1", "completion": "c", "label": "maybe"}, "label"),
+    ({"question": "q", "completion": "c", "label": 1}, "reference"),
+    ({"question": "", "reference": "1", "completion": "c", "label": 1}, "question"),
+    ({"question": "q", "reference": "1", "completion": 5, "label": 1}, "completion"),
+])
+def test_bad_rows_raise_data_error_naming_row_and_field(tmp_path, bad, field):
+    good = {"question": "q", "reference": "1", "completion": "c", "label": 1}
+    path = _write_jsonl(tmp_path / "bad.jsonl", [good, good, bad])
+    with pytest.raises(DataError, match=rf"bad\.jsonl: row 3: .*'{field}'"):
+        load_rm_rows(str(path))
+
+
+def test_authors_parquet_schema_and_verifybench_fields_load(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "verifyrm.parquet"
+    pq.write_table(pa.table({"question": ["What is 2+2?", "What is 3+3?"], "reference_answer": ["4", "6"],
+                             "completion": ["\\boxed{4}", "\\boxed{7}"], "label": [1, 0]}), path)
+    rows = load_rm_rows(str(path))
+    assert rows == [{"question": "What is 2+2?", "reference": "4", "completion": "\\boxed{4}", "label": 1},
+                    {"question": "What is 3+3?", "reference": "6", "completion": "\\boxed{7}", "label": 0}]
+    vb = _write_jsonl(tmp_path / "vb.jsonl", [{"question": "q", "answer": 12, "completion": "c", "gold_correct": False,
+                                                "answer_type": "integer"}])
+    assert load_rm_rows(str(vb)) == [{"question": "q", "reference": "12", "completion": "c", "label": 0,
+                                      "answer_type": "integer"}]
