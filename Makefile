@@ -4,14 +4,22 @@ export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup demo test test-slow clean
+.PHONY: setup demo test test-slow lint format clean
 setup:
 	@bash scripts/setup.sh
 
 demo: setup
 	$(VENV)/bin/cooper demo
 
-test: setup
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: setup
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+test: lint
 	$(VENV)/bin/python -m pytest -q
 
 test-slow: setup

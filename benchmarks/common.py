@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import platform
 import statistics
@@ -17,9 +16,15 @@ def machine() -> dict:
     import torch
     import transformers
 
-    info = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "platform": platform.platform(),
-            "python": platform.python_version(), "cpu_count": os.cpu_count(), "torch": torch.__version__,
-            "torch_threads": torch.get_num_threads(), "transformers": transformers.__version__}
+    info = {
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpu_count": os.cpu_count(),
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "transformers": transformers.__version__,
+    }
     try:
         import trl
 
@@ -55,10 +60,8 @@ def median(xs: list[float]) -> float:
 
 def write_result(name: str, result: dict) -> Path:
     """Write results/NAME.json atomically (with the machine record) and return its path."""
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"{name}.json"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps({"machine": machine(), **result}, indent=2))
-    tmp.replace(path)
+    from cooper_rl.io import atomic_write_json
+
+    path = atomic_write_json(RESULTS / f"{name}.json", {"machine": machine(), **result})
     print(f"wrote {path}")
     return path

@@ -22,7 +22,7 @@ from common import median, write_result  # noqa: E402
 def main():
     import torch
 
-    from cooper_rl.evaluate import EvalConfig, build_prompt
+    from cooper_rl.generation import build_prompt
     from cooper_rl.models import load_causal_lm
     from cooper_rl.tasks import generate_problems
 
@@ -35,14 +35,21 @@ def main():
     model, tok = load_causal_lm("smollm2-135m-instruct", device="cpu")
     tok.padding_side = "left"
     probs = generate_problems(args.batch, split="test", seed=3)
-    enc = tok([build_prompt(tok, p.question, EvalConfig()) for p in probs], return_tensors="pt", padding=True,
-              add_special_tokens=False)
+    enc = tok(
+        [build_prompt(tok, p.question) for p in probs], return_tensors="pt", padding=True, add_special_tokens=False
+    )
 
     def gen(kind):
         kw = {} if kind == "dynamic" else {"cache_implementation": kind}
         with torch.no_grad():
-            return model.generate(**enc, do_sample=False, max_new_tokens=args.new_tokens, min_new_tokens=args.new_tokens,
-                                  pad_token_id=tok.pad_token_id, **kw)
+            return model.generate(
+                **enc,
+                do_sample=False,
+                max_new_tokens=args.new_tokens,
+                min_new_tokens=args.new_tokens,
+                pad_token_id=tok.pad_token_id,
+                **kw,
+            )
 
     outs = {k: gen(k) for k in args.configs}  # warm-up (and the static cache's allocation)
     rate = {k: [] for k in args.configs}
@@ -52,11 +59,16 @@ def main():
             outs[k] = gen(k)
             rate[k].append(args.batch * args.new_tokens / (time.perf_counter() - t))
     base = args.configs[0]
-    result = {"batch": args.batch, "new_tokens": args.new_tokens, "repeats": args.repeats,
-              "prompt_tokens": int(enc["input_ids"].shape[1]), "torch_threads": torch.get_num_threads(),
-              "tokens_per_s": {k: median(v) for k, v in rate.items()},
-              "ratio_vs_" + base: {k: median([b / a for a, b in zip(rate[base], rate[k])]) for k in args.configs},
-              "identical_outputs": {k: bool(torch.equal(outs[k], outs[base])) for k in args.configs}}
+    result = {
+        "batch": args.batch,
+        "new_tokens": args.new_tokens,
+        "repeats": args.repeats,
+        "prompt_tokens": int(enc["input_ids"].shape[1]),
+        "torch_threads": torch.get_num_threads(),
+        "tokens_per_s": {k: median(v) for k, v in rate.items()},
+        "ratio_vs_" + base: {k: median([b / a for a, b in zip(rate[base], rate[k])]) for k in args.configs},
+        "identical_outputs": {k: bool(torch.equal(outs[k], outs[base])) for k in args.configs},
+    }
     print(result)
     write_result("generation", result)
 

@@ -49,10 +49,16 @@ def main():
             dt, loss = step(ac)
             times[name].append(dt)
             losses[name] = loss
-    result = {"batch": args.batch, "seq": args.seq, "repeats": args.repeats, "torch_threads": torch.get_num_threads(),
-              "seconds": {k: median(v) for k, v in times.items()},
-              "speedup_bf16_autocast": median([a / b for a, b in zip(times["fp32"], times["bf16_autocast"])]),
-              "loss": losses, "loss_rel_diff": abs(losses["fp32"] - losses["bf16_autocast"]) / abs(losses["fp32"])}
+    result = {
+        "batch": args.batch,
+        "seq": args.seq,
+        "repeats": args.repeats,
+        "torch_threads": torch.get_num_threads(),
+        "seconds": {k: median(v) for k, v in times.items()},
+        "speedup_bf16_autocast": median([a / b for a, b in zip(times["fp32"], times["bf16_autocast"])]),
+        "loss": losses,
+        "loss_rel_diff": abs(losses["fp32"] - losses["bf16_autocast"]) / abs(losses["fp32"]),
+    }
     print(result)
     write_result("policy_update", result)
 

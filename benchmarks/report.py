@@ -1,6 +1,6 @@
 """Write benchmarks/RESULTS.md: one table of every target next to its measured value, from results/*.json.
 
-  python benchmarks/report.py
+python benchmarks/report.py
 """
 
 from __future__ import annotations
@@ -23,53 +23,173 @@ def main():
     if v:
         n, lx, adv = v["sets"]["numeric"], v["sets"]["latex"], v["adversarial"]
         rows += [
-            ("verifier", "numeric checks/s, 1 process", "≥ 1,000", f"{n['checks_per_s_workers1']:,.0f}", n["checks_per_s_workers1"] >= 1000),
-            ("verifier", "numeric p50 / p99 latency", "", f"{n['latency_p50_ms']:.3f} / {n['latency_p99_ms']:.3f} ms", None),
-            ("verifier", "LaTeX checks/s, 1 → 2 sandboxes", "", f"{lx['checks_per_s_workers1']:.0f} → {lx['checks_per_s_workers2']:.0f} ({lx['pool_speedup']:.2f}×)", None),
-            ("verifier", "LaTeX p50 / p99 latency", "", f"{lx['latency_p50_ms']:.1f} / {lx['latency_p99_ms']:.1f} ms", None),
-            ("verifier", f"adversarial ({adv['n']} inputs): slowest check", f"≤ timeout ({v['timeout_s']} s) + grace", f"{adv['max_s']:.2f} s (p99 {adv['p99_ms']:.0f} ms)", adv["bounded_by_timeout"]),
+            (
+                "verifier",
+                "numeric checks/s, 1 process",
+                "≥ 1,000",
+                f"{n['checks_per_s_workers1']:,.0f}",
+                n["checks_per_s_workers1"] >= 1000,
+            ),
+            (
+                "verifier",
+                "numeric p50 / p99 latency",
+                "",
+                f"{n['latency_p50_ms']:.3f} / {n['latency_p99_ms']:.3f} ms",
+                None,
+            ),
+            (
+                "verifier",
+                "LaTeX checks/s, 1 → 2 sandboxes",
+                "",
+                f"{lx['checks_per_s_workers1']:.0f} → {lx['checks_per_s_workers2']:.0f} ({lx['pool_speedup']:.2f}×)",
+                None,
+            ),
+            (
+                "verifier",
+                "LaTeX p50 / p99 latency",
+                "",
+                f"{lx['latency_p50_ms']:.1f} / {lx['latency_p99_ms']:.1f} ms",
+                None,
+            ),
+            (
+                "verifier",
+                f"adversarial ({adv['n']} inputs): slowest check",
+                f"≤ timeout ({v['timeout_s']} s) + grace",
+                f"{adv['max_s']:.2f} s (p99 {adv['p99_ms']:.0f} ms)",
+                adv["bounded_by_timeout"],
+            ),
         ]
-        notes.append(f"verifier: {v['machine']['date']}, {v['machine'].get('cpu', '?')}, {v['machine']['cpu_count']} cores")
+        notes.append(
+            f"verifier: {v['machine']['date']}, {v['machine'].get('cpu', '?')}, {v['machine']['cpu_count']} cores"
+        )
     s = load("rm_scoring")
     if s:
-        rows.append(("RM scoring", f"length-sorted vs naive batches ({s['n']} inputs, batch {s['batch_size']})", "≥ 1.5×",
-                     f"{s['speedup']:.2f}× ({s['examples_per_s_sorted']:.1f} vs {s['examples_per_s_naive']:.1f} ex/s; padding {s['padded_over_real_tokens']['sorted']:.2f} vs {s['padded_over_real_tokens']['naive']:.2f}× real tokens)",
-                     s["speedup"] >= 1.5))
+        rows.append(
+            (
+                "RM scoring",
+                f"length-sorted vs naive batches ({s['n']} inputs, batch {s['batch_size']})",
+                "≥ 1.5×",
+                f"{s['speedup']:.2f}× ({s['examples_per_s_sorted']:.1f} vs {s['examples_per_s_naive']:.1f} ex/s; padding {s['padded_over_real_tokens']['sorted']:.2f} vs {s['padded_over_real_tokens']['naive']:.2f}× real tokens)",
+                s["speedup"] >= 1.5,
+            )
+        )
         notes.append(f"rm_scoring: {s['machine']['date']}")
     rl = load("rl_step")
     if rl:
         pm = rl["per_mode"]
-        rows.append(("RL step", "cooper / rule step time (CPU preset)", "≤ 1.05", f"{rl['ratio_vs_rule']['cooper']:.3f} (per generated token {rl['ratio_vs_rule_per_completion_token']['cooper']:.3f})", rl["ratio_vs_rule"]["cooper"] <= 1.05))
+        rows.append(
+            (
+                "RL step",
+                "cooper / rule step time (CPU preset)",
+                "≤ 1.05",
+                f"{rl['ratio_vs_rule']['cooper']:.3f} (per generated token {rl['ratio_vs_rule_per_completion_token']['cooper']:.3f})",
+                rl["ratio_vs_rule"]["cooper"] <= 1.05,
+            )
+        )
         over = (pm["cooper"]["reward_median"] - pm["rule"]["reward_median"]) / pm["rule"]["step_seconds_median"]
-        rows.append(("RL step", "cooper reward phase (RM scoring + negatives + RM update) / rule step", "", f"{100 * over:.2f}% of a step", None))
+        rows.append(
+            (
+                "RL step",
+                "cooper reward phase (RM scoring + negatives + RM update) / rule step",
+                "",
+                f"{100 * over:.2f}% of a step",
+                None,
+            )
+        )
         rows.append(("RL step", "model / rule step time", "", f"{rl['ratio_vs_rule']['model']:.3f}", None))
         for m, x in pm.items():
-            rows.append(("RL step", f"{m}: median step and breakdown (s)", "",
-                         f"{x['step_seconds_median']:.1f} = gen {x['generation_median']:.1f} + ref {x['ref_logprobs_median']:.1f} + update {x['policy_update_median']:.1f} + reward {x['reward_median']:.2f} (RM score {x['reward/rm_score_median']:.2f}, negatives {x['reward/negatives_median']:.4f}, RM update {x['reward/rm_update_median']:.2f}) + other {x['other_median']:.2f}", None))
+            rows.append(
+                (
+                    "RL step",
+                    f"{m}: median step and breakdown (s)",
+                    "",
+                    f"{x['step_seconds_median']:.1f} = gen {x['generation_median']:.1f} + ref {x['ref_logprobs_median']:.1f} + update {x['policy_update_median']:.1f} + reward {x['reward_median']:.2f} (RM score {x['reward/rm_score_median']:.2f}, negatives {x['reward/negatives_median']:.4f}, RM update {x['reward/rm_update_median']:.2f}) + other {x['other_median']:.2f}",
+                    None,
+                )
+            )
         for m, fix in rl.get("speedup_of_variant", {}).items():
-            rows.append(("RL step", f"fix: {m} vs {m.partition('+')[0]} (bf16 autocast for log-prob forwards + backward, fp32 generation), speed-up", "",
-                         f"step {fix['step_seconds']:.2f}× (generation {fix['generation']:.2f}×, ref log-probs {fix['ref_logprobs']:.2f}×, policy update {fix['policy_update']:.2f}×)", None))
+            rows.append(
+                (
+                    "RL step",
+                    f"fix: {m} vs {m.partition('+')[0]} (bf16 autocast for log-prob forwards + backward, fp32 generation), speed-up",
+                    "",
+                    f"step {fix['step_seconds']:.2f}× (generation {fix['generation']:.2f}×, ref log-probs {fix['ref_logprobs']:.2f}×, policy update {fix['policy_update']:.2f}×)",
+                    None,
+                )
+            )
         f = rl["flops"]
-        rows.append(("physical limit", "fp32 matmul peak (2048², torch)", "", f"{f['matmul_peak_gflops']:.0f} GFLOP/s", None))
-        rows.append(("physical limit", "policy update achieved (6·N·padded tokens)", "", f"{f['policy_update_gflops']:.1f} GFLOP/s = {100 * f['policy_update_utilisation']:.0f}% of peak", None))
-        rows.append(("physical limit", "generation achieved (2·N·tokens)", "", f"{f['generation_gflops']:.1f} GFLOP/s = {100 * f['generation_utilisation']:.0f}% of peak", None))
-        notes.append(f"rl_step: {rl['machine']['date']}, {rl['rounds']} rounds x {rl['steps_per_run']} steps per mode (first dropped)")
+        rows.append(
+            ("physical limit", "fp32 matmul peak (2048², torch)", "", f"{f['matmul_peak_gflops']:.0f} GFLOP/s", None)
+        )
+        rows.append(
+            (
+                "physical limit",
+                "policy update achieved (6·N·padded tokens)",
+                "",
+                f"{f['policy_update_gflops']:.1f} GFLOP/s = {100 * f['policy_update_utilisation']:.0f}% of peak",
+                None,
+            )
+        )
+        rows.append(
+            (
+                "physical limit",
+                "generation achieved (2·N·tokens)",
+                "",
+                f"{f['generation_gflops']:.1f} GFLOP/s = {100 * f['generation_utilisation']:.0f}% of peak",
+                None,
+            )
+        )
+        notes.append(
+            f"rl_step: {rl['machine']['date']}, {rl['rounds']} rounds x {rl['steps_per_run']} steps per mode (first dropped)"
+        )
     if s and "pairwise_update_seconds" in s:
-        rows.append(("RM update", f"pairwise_update with {s['pairwise_pairs']} valid pairs (policy-length completions)", "", f"{s['pairwise_update_seconds']:.2f} s (median)", None))
+        rows.append(
+            (
+                "RM update",
+                f"pairwise_update with {s['pairwise_pairs']} valid pairs (policy-length completions)",
+                "",
+                f"{s['pairwise_update_seconds']:.2f} s (median)",
+                None,
+            )
+        )
     pu = load("policy_update")
     if pu:
-        rows.append(("policy update", f"forward+backward {pu['batch']}×{pu['seq']} tokens: fp32 → bf16 autocast (AMX)", "", f"{pu['seconds']['fp32']:.1f} → {pu['seconds']['bf16_autocast']:.1f} s ({pu['speedup_bf16_autocast']:.2f}×; loss rel. diff {pu['loss_rel_diff']:.1e})", None))
+        rows.append(
+            (
+                "policy update",
+                f"forward+backward {pu['batch']}×{pu['seq']} tokens: fp32 → bf16 autocast (AMX)",
+                "",
+                f"{pu['seconds']['fp32']:.1f} → {pu['seconds']['bf16_autocast']:.1f} s ({pu['speedup_bf16_autocast']:.2f}×; loss rel. diff {pu['loss_rel_diff']:.1e})",
+                None,
+            )
+        )
         notes.append(f"policy_update: {pu['machine']['date']}")
     g = load("generation")
     if g:
         base = next(iter(g["tokens_per_s"]))
         for k, tps in g["tokens_per_s"].items():
-            rows.append(("generation", f"HF generate, {k} KV cache (batch {g['batch']}, {g['new_tokens']} tokens)", "", f"{tps:.1f} tok/s ({g['ratio_vs_' + base][k]:.2f}× {base}; identical output: {g['identical_outputs'][k]})", None))
+            rows.append(
+                (
+                    "generation",
+                    f"HF generate, {k} KV cache (batch {g['batch']}, {g['new_tokens']} tokens)",
+                    "",
+                    f"{tps:.1f} tok/s ({g['ratio_vs_' + base][k]:.2f}× {base}; identical output: {g['identical_outputs'][k]})",
+                    None,
+                )
+            )
         notes.append(f"generation: {g['machine']['date']}")
     lines = ["| stage | what | target | measured | met |", "|---|---|---|---|---|"]
     for stage, what, target, measured, met in rows:
-        lines.append(f"| {stage} | {what} | {target} | {measured} | {'' if met is None else ('yes' if met else '**no**')} |")
-    text = "# Benchmark results (generated by `python benchmarks/report.py`)\n\n" + "\n".join(lines) + "\n\nRuns: " + "; ".join(notes) + "\n"
+        lines.append(
+            f"| {stage} | {what} | {target} | {measured} | {'' if met is None else ('yes' if met else '**no**')} |"
+        )
+    text = (
+        "# Benchmark results (generated by `python benchmarks/report.py`)\n\n"
+        + "\n".join(lines)
+        + "\n\nRuns: "
+        + "; ".join(notes)
+        + "\n"
+    )
     (HERE / "RESULTS.md").write_text(text)
     print(text)
 

@@ -29,11 +29,13 @@ import sys
 import time
 from pathlib import Path
 
+from cooper_rl.rl.callbacks import PHASES as STEP_PHASES
+from cooper_rl.rl.callbacks import REWARD_PHASES
+
 sys.path.insert(0, str(Path(__file__).parent))
 from common import median, write_result  # noqa: E402
 
 ROOT = Path(__file__).parent.parent
-from cooper_rl.rl.callbacks import PHASES as STEP_PHASES, REWARD_PHASES  # noqa: E402
 
 PHASES = (*STEP_PHASES, *(f"reward/{p}" for p in REWARD_PHASES))
 
@@ -70,9 +72,25 @@ def run_mode(mode: str, out: Path, args) -> list[dict]:
     if out.exists():
         shutil.rmtree(out)
     reward, _, variant = mode.partition("+")
-    cmd = [str(ROOT / ".venv/bin/cooper"), "rl", "--config", args.config, "--reward", reward, "--rm", args.rm,
-           "--max_steps", str(args.steps), "--save_steps", "100000", "--output_dir", str(out), "--eval_steps", "0",
-           *(["--bf16_autocast", "true"] if variant == "bf16" else [])]
+    cmd = [
+        str(ROOT / ".venv/bin/cooper"),
+        "rl",
+        "--config",
+        args.config,
+        "--reward",
+        reward,
+        "--rm",
+        args.rm,
+        "--max_steps",
+        str(args.steps),
+        "--save_steps",
+        "100000",
+        "--output_dir",
+        str(out),
+        "--eval_steps",
+        "0",
+        *(["--bf16_autocast", "true"] if variant == "bf16" else []),
+    ]
     log = out.parent / f"{out.name}.log"
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w") as f:
@@ -91,28 +109,39 @@ def main():
     ap.add_argument("--config", default="configs/rl_cpu.yaml")
     ap.add_argument("--work", default="benchmarks/results/rl_step_runs")
     ap.add_argument("--name", default="rl_step")
-    ap.add_argument("--modes", nargs="+", default=["rule", "model", "cooper"],
-                    help="rewards to alternate; REWARD+bf16 adds the same run with --bf16_autocast true")
+    ap.add_argument(
+        "--modes",
+        nargs="+",
+        default=["rule", "model", "cooper"],
+        help="rewards to alternate; REWARD+bf16 adds the same run with --bf16_autocast true",
+    )
     args = ap.parse_args()
     modes = args.modes
     if "rule" not in modes:
         raise SystemExit("--modes must include rule (the baseline of the ratios)")
     runs = {m: [] for m in modes}
     for r in range(args.rounds):
-        order = modes[r % len(modes):] + modes[: r % len(modes)]
+        order = modes[r % len(modes) :] + modes[: r % len(modes)]
         for m in order:
             t = time.time()
             recs = run_mode(m, Path(args.work) / f"round{r}-{m}", args)
             runs[m].append(recs)
-            print(f"round {r} {m}: median step {median([x['step_seconds'] for x in recs]):.2f} s "
-                  f"({time.time() - t:.0f} s wall)", flush=True)
+            print(
+                f"round {r} {m}: median step {median([x['step_seconds'] for x in recs]):.2f} s "
+                f"({time.time() - t:.0f} s wall)",
+                flush=True,
+            )
 
     per_mode = {}
     for m in modes:
         recs = [x for run in runs[m] for x in run]
-        per_mode[m] = {"n_steps": len(recs), "step_seconds_median": median([x["step_seconds"] for x in recs]),
-                       **{f"{p}_median": median([x.get(p, 0.0) for x in recs]) for p in PHASES},
-                       "completion_tokens_median": median([x["completion_tokens"] for x in recs])}
+        per_mode[m] = {
+            "n_steps": len(recs),
+            "step_seconds_median": median([x["step_seconds"] for x in recs]),
+            **{f"{p}_median": median([x.get(p, 0.0) for x in recs]) for p in PHASES},
+            "completion_tokens_median": median([x["completion_tokens"] for x in recs]),
+        }
+
     def ratio(a: str, b: str, key=lambda x: x["step_seconds"]) -> float:
         """Median over rounds of (median step of mode a) / (median step of mode b), same round."""
         return median([median([key(x) for x in ra]) / median([key(x) for x in rb]) for ra, rb in zip(runs[a], runs[b])])
@@ -121,26 +150,44 @@ def main():
     ratios = {m: ratio(m, "rule") for m in others}
     # per generated token too: step time varies with how long the sampled completions are
     per_tok = {m: ratio(m, "rule", lambda x: x["step_seconds"] / max(1, x["completion_tokens"])) for m in others}
-    fixes = {m: {p: ratio(m.partition("+")[0], m, lambda x, p=p: x[p])
-                 for p in ("step_seconds", "generation", "ref_logprobs", "policy_update")}
-             for m in modes if "+" in m and m.partition("+")[0] in modes}  # speed-up = before / after
+    fixes = {
+        m: {
+            p: ratio(m.partition("+")[0], m, lambda x, p=p: x[p])
+            for p in ("step_seconds", "generation", "ref_logprobs", "policy_update")
+        }
+        for m in modes
+        if "+" in m and m.partition("+")[0] in modes
+    }  # speed-up = before / after
 
     import torch
 
     n = non_embedding_params("smollm2-135m-instruct")
     peak = matmul_peak()
     all_recs = [x for m in modes if "+" not in m for run in runs[m] for x in run]  # fp32 runs only
-    gen_flops = median([2 * n * (x["prompt_tokens"] + x["completion_tokens"]) / x["generation"] for x in all_recs]) / 1e9
+    gen_flops = (
+        median([2 * n * (x["prompt_tokens"] + x["completion_tokens"]) / x["generation"] for x in all_recs]) / 1e9
+    )
     upd_flops = median([6 * n * x["padded_tokens"] / x["policy_update"] for x in all_recs]) / 1e9
     result = {
-        "config": args.config, "rm": args.rm, "rounds": args.rounds, "steps_per_run": args.steps,
-        "warmup_steps_dropped": 1, "omp_threads": os.environ.get("OMP_NUM_THREADS"), "torch_threads": torch.get_num_threads(),
+        "config": args.config,
+        "rm": args.rm,
+        "rounds": args.rounds,
+        "steps_per_run": args.steps,
+        "warmup_steps_dropped": 1,
+        "omp_threads": os.environ.get("OMP_NUM_THREADS"),
+        "torch_threads": torch.get_num_threads(),
         "per_mode": per_mode,
-        "ratio_vs_rule": ratios, "ratio_vs_rule_per_completion_token": per_tok,
+        "ratio_vs_rule": ratios,
+        "ratio_vs_rule_per_completion_token": per_tok,
         "speedup_of_variant": fixes,
-        "flops": {"policy_non_embedding_params": n, "matmul_peak_gflops": peak,
-                  "generation_gflops": gen_flops, "generation_utilisation": gen_flops / peak,
-                  "policy_update_gflops": upd_flops, "policy_update_utilisation": upd_flops / peak},
+        "flops": {
+            "policy_non_embedding_params": n,
+            "matmul_peak_gflops": peak,
+            "generation_gflops": gen_flops,
+            "generation_utilisation": gen_flops / peak,
+            "policy_update_gflops": upd_flops,
+            "policy_update_utilisation": upd_flops / peak,
+        },
         "raw": runs,
     }
     if "cooper" in ratios:

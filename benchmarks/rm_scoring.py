@@ -30,8 +30,10 @@ def length_mix(n: int) -> tuple[list[str], list[str], list[str]]:
 
     rows = [json.loads(x) for x in (ROOT / "experiments/verifyrm/data/collected.jsonl").read_text().splitlines()]
     rows = rows[: n // 2]
-    rows += [{"question": p.question, "reference": p.answer, "completion": p.solution}
-             for p in generate_problems(n - len(rows), split="train", seed=5)]
+    rows += [
+        {"question": p.question, "reference": p.answer, "completion": p.solution}
+        for p in generate_problems(n - len(rows), split="train", seed=5)
+    ]
     random.Random(0).shuffle(rows)
     return [r["question"] for r in rows], [r["reference"] for r in rows], [r["completion"] for r in rows]
 
@@ -73,13 +75,20 @@ def main():
         chunks = [[lengths[i] for i in order[s : s + args.batch_size]] for s in range(0, len(order), args.batch_size)]
         pad[sort] = sum(len(ch) * max(ch) for ch in chunks) / sum(lengths)
     result = {
-        "n": len(q), "batch_size": args.batch_size, "repeats": args.repeats, "rm": args.rm, "max_length": rm.max_length,
+        "n": len(q),
+        "batch_size": args.batch_size,
+        "repeats": args.repeats,
+        "rm": args.rm,
+        "max_length": rm.max_length,
         "tokens": {"mean": sum(lengths) / len(lengths), "min": min(lengths), "max": max(lengths)},
-        "examples_per_s_sorted": median(rate[True]), "examples_per_s_naive": median(rate[False]),
+        "examples_per_s_sorted": median(rate[True]),
+        "examples_per_s_naive": median(rate[False]),
         "speedup": median([a / b for a, b in zip(rate[True], rate[False])]),
         "padded_over_real_tokens": {"sorted": pad[True], "naive": pad[False]},
-        "max_score_difference": max_diff, "torch_threads": torch.get_num_threads(),
-        "pairwise_pairs": 2, "pairwise_update_seconds": median(upd),
+        "max_score_difference": max_diff,
+        "torch_threads": torch.get_num_threads(),
+        "pairwise_pairs": 2,
+        "pairwise_update_seconds": median(upd),
     }
     result["targets"] = {"sorted >= 1.5x naive": {"measured": result["speedup"], "met": result["speedup"] >= 1.5}}
     print(json.dumps(result, indent=1))

@@ -33,9 +33,9 @@ def one_thread():
 def assets(tmp_path_factory):
     """(policy dir, RM dir, data file): a tiny Llama fitted for a few steps so some rollouts are correct."""
     import torch
-    from tiny import QUESTIONS, tiny_llama, tiny_rm
 
     from cooper_rl.generation import build_prompt
+    from tiny import QUESTIONS, tiny_llama, tiny_rm
 
     root = tmp_path_factory.mktemp("rl")
     n = torch.get_num_threads()
@@ -45,8 +45,10 @@ def assets(tmp_path_factory):
     prompts = [tok(build_prompt(tok, q), add_special_tokens=False)["input_ids"] for q in QUESTIONS[:2]]
     opt = torch.optim.AdamW(model.parameters(), lr=5e-3)
     for _ in range(30):
-        loss = sum(model(input_ids=torch.tensor([p + target]), labels=torch.tensor([[-100] * len(p) + target])).loss
-                   for p in prompts)
+        loss = sum(
+            model(input_ids=torch.tensor([p + target]), labels=torch.tensor([[-100] * len(p) + target])).loss
+            for p in prompts
+        )
         opt.zero_grad()
         loss.backward()
         opt.step()

@@ -80,7 +80,9 @@ class FakeOpenAI:
                     if reply.raw is not None:
                         return self._send(reply.status, reply.raw, "text/html")
                     if reply.status != 200:
-                        return self._send(reply.status, json.dumps({"error": {"message": "boom", "type": "server_error"}}).encode())
+                        return self._send(
+                            reply.status, json.dumps({"error": {"message": "boom", "type": "server_error"}}).encode()
+                        )
                     texts = reply.text if isinstance(reply.text, list) else [reply.text] * int(body.get("n") or 1)
                     self._send(200, json.dumps(completion(body.get("model", "fake"), texts)).encode())
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
@@ -114,8 +116,13 @@ class FakeOpenAI:
 def completion(model: str, texts: list[str]) -> dict:
     """An OpenAI chat.completion response JSON with one choice per text."""
     return {
-        "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()), "model": model,
-        "choices": [{"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": "stop", "logprobs": None}
-                    for i, t in enumerate(texts)],
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": "stop", "logprobs": None}
+            for i, t in enumerate(texts)
+        ],
         "usage": {"prompt_tokens": 1, "completion_tokens": len(texts), "total_tokens": 1 + len(texts)},
     }

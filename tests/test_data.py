@@ -58,7 +58,10 @@ def test_json_parquet_and_mapping(tmp_path):
     table = pa.table({"q": ["What is 6*7?", "What is 10-1?"], "ref": ["42", "\\boxed{9}"], "answer": ["x", "y"]})
     pq.write_table(table, tmp_path / "c.parquet")
     res = load_problems(str(tmp_path / "c.parquet"), question_field="q", answer_field="ref")
-    assert [(p.question, p.answer, p.id) for p in res.problems] == [("What is 6*7?", "42", "c-1"), ("What is 10-1?", "9", "c-2")]
+    assert [(p.question, p.answer, p.id) for p in res.problems] == [
+        ("What is 6*7?", "42", "c-1"),
+        ("What is 10-1?", "9", "c-2"),
+    ]
     # VerifyRM-style columns: reference_answer wins over other answer-like columns, 'label' is never used
     write_jsonl(tmp_path / "v.jsonl", [{"question": "Q?", "reference_answer": "3", "completion": "...", "label": 1}])
     assert load_problems(str(tmp_path / "v.jsonl")).problems[0].answer == "3"
@@ -79,19 +82,23 @@ def test_builtin_and_roundtrip(tmp_path):
     out = tmp_path / "sub" / "saved.jsonl"
     save_problems(res.problems, out)
     back = load_problems(str(out)).problems
-    assert [(p.question, p.answer, p.id, p.solution, p.level, p.size) for p in back] == \
-        [(p.question, p.answer, p.id, p.solution, p.level, p.size) for p in res.problems]
+    assert [(p.question, p.answer, p.id, p.solution, p.level, p.size) for p in back] == [
+        (p.question, p.answer, p.id, p.solution, p.level, p.size) for p in res.problems
+    ]
     assert [f.name for f in out.parent.iterdir()] == ["saved.jsonl"]  # no temp files left
 
 
-@pytest.mark.parametrize("row, field", [
-    ('{"question": "Q?", "answer": ', "invalid JSON"),
-    ({"question": "Q?"}, "answer"),
-    ({"question": "  ", "answer": "1"}, "question"),
-    ({"question": 5, "answer": "1"}, "question"),
-    ({"question": "Q?", "answer": "   "}, "answer"),
-    ({"question": "Q?", "answer": None}, "answer"),
-])
+@pytest.mark.parametrize(
+    "row, field",
+    [
+        ('{"question": "Q?", "answer": ', "invalid JSON"),
+        ({"question": "Q?"}, "answer"),
+        ({"question": "  ", "answer": "1"}, "question"),
+        ({"question": 5, "answer": "1"}, "question"),
+        ({"question": "Q?", "answer": "   "}, "answer"),
+        ({"question": "Q?", "answer": None}, "answer"),
+    ],
+)
 def test_bad_rows(tmp_path, row, field):
     good = {"question": "What is 1+1?", "answer": "#### 2"}
     path = write_jsonl(tmp_path / "broken.jsonl", [good, good, row, good])

@@ -2,9 +2,8 @@
 
 import json
 
-from tiny import tiny_rm
-
 from cooper_rl.demo import DemoConfig, build_demo_rm, run_demo
+from tiny import tiny_rm
 
 
 def test_build_demo_rm_trains_once_then_reuses_the_cache(tmp_path, monkeypatch, one_thread):
@@ -23,8 +22,20 @@ def test_build_demo_rm_trains_once_then_reuses_the_cache(tmp_path, monkeypatch, 
 
 def test_demo_runs_the_whole_pipeline(assets, tmp_path, one_thread, capsys):  # noqa: F811
     out = tmp_path / "demo"
-    summary = run_demo(DemoConfig(model=str(assets / "policy"), rm=str(assets / "rm"), n_problems=2, k=2, max_new_tokens=8,
-                                  rl_steps=2, eval_steps=1, num_generations=2, prompts_per_step=2, output_dir=str(out)))
+    summary = run_demo(
+        DemoConfig(
+            model=str(assets / "policy"),
+            rm=str(assets / "rm"),
+            n_problems=2,
+            k=2,
+            max_new_tokens=8,
+            rl_steps=2,
+            eval_steps=1,
+            num_generations=2,
+            prompts_per_step=2,
+            output_dir=str(out),
+        )
+    )
     printed = capsys.readouterr().out
     assert "before" in printed and "after" in printed and "avg@k_strict" in printed
     assert 0 <= summary["before"]["avg@k_strict"] <= 1 and 0 <= summary["after"]["avg@k_strict"] <= 1

@@ -8,8 +8,13 @@ from cooper_rl.evaluate import EvalConfig, evaluate, format_table, summarize
 
 
 def _row(pid, correct, lenient=None, extracted="1"):
-    return {"id": pid, "correct": correct, "correct_lenient": correct if lenient is None else lenient,
-            "extracted": extracted, "n_tokens": 10}
+    return {
+        "id": pid,
+        "correct": correct,
+        "correct_lenient": correct if lenient is None else lenient,
+        "extracted": extracted,
+        "n_tokens": 10,
+    }
 
 
 def test_summarize_known_values():
@@ -25,8 +30,15 @@ def test_summarize_known_values():
 
 def test_eval_cli_on_embedded_model_small_k_and_resume(tmp_path, policy, capsys, monkeypatch):
     gsm = tmp_path / "mini_gsm8k.jsonl"
-    gsm.write_text(json.dumps({"question": "Tom has 3 apples and buys 4 more. How many apples does he have?",
-                               "answer": "3 + 4 = 7\n#### 7"}) + "\n")
+    gsm.write_text(
+        json.dumps(
+            {
+                "question": "Tom has 3 apples and buys 4 more. How many apples does he have?",
+                "answer": "3 + 4 = 7\n#### 7",
+            }
+        )
+        + "\n"
+    )
     cfg_file = tmp_path / "eval.yaml"
     cfg_file.write_text(f"datasets: ['builtin:test:3', '{gsm}']\nmax_new_tokens: 24\noutput_dir: {tmp_path / 'out'}\n")
     assert main(["eval", "--config", str(cfg_file), "--k", "2"]) == 0
@@ -64,8 +76,10 @@ def test_resume_redoes_partial_problems(tmp_path, policy):
     cfg = EvalConfig(datasets=["builtin:test:2"], k=2, max_new_tokens=8, output_dir=str(out))
     evaluate(cfg, model=model, tokenizer=tok)
     lines = (out / "samples.jsonl").read_text().splitlines()
-    (out / "samples.jsonl").write_text("\n".join(lines[:3]) + "\n{\"trunc")  # kill mid-write: 1 problem partial
+    (out / "samples.jsonl").write_text("\n".join(lines[:3]) + '\n{"trunc')  # kill mid-write: 1 problem partial
     s = evaluate(cfg, model=model, tokenizer=tok)
     assert s["resumed_problems"] == 1
     rows = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
-    assert len(rows) == 4 and sorted((r["id"], r["sample"]) for r in rows) == sorted({(r["id"], r["sample"]) for r in rows})
+    assert len(rows) == 4 and sorted((r["id"], r["sample"]) for r in rows) == sorted(
+        {(r["id"], r["sample"]) for r in rows}
+    )

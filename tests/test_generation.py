@@ -13,4 +13,6 @@ def test_chat_messages_and_plain_prompt_share_one_template():
 
     msgs = chat_messages("What is 3 + 4?", system_prompt="Be brief.")
     assert [m["role"] for m in msgs] == ["system", "user"] and msgs[1]["content"].startswith("What is 3 + 4?\n")
-    assert build_prompt(NoTemplate(), "What is 3 + 4?", system_prompt="Be brief.") == "Be brief.\n\n" + msgs[1]["content"]
+    assert (
+        build_prompt(NoTemplate(), "What is 3 + 4?", system_prompt="Be brief.") == "Be brief.\n\n" + msgs[1]["content"]
+    )

@@ -23,7 +23,9 @@ def fast_chat(url, **kw):
 
 def test_make_chat_specs():
     c = make_chat("openai:Qwen/Qwen2.5-7B-Instruct@http://127.0.0.1:8000/v1")
-    assert isinstance(c, OpenAIChat) and c.model == "Qwen/Qwen2.5-7B-Instruct" and c.base_url == "http://127.0.0.1:8000/v1"
+    assert (
+        isinstance(c, OpenAIChat) and c.model == "Qwen/Qwen2.5-7B-Instruct" and c.base_url == "http://127.0.0.1:8000/v1"
+    )
     c = make_chat("openai:llama3:8b")
     assert c.model == "llama3:8b" and c.base_url is None
     c = make_chat("hf:smollm2-135m-instruct")
@@ -95,7 +97,9 @@ def test_retry_then_success_on_500_and_429():
 def test_failures_counted_never_raised():
     def respond(body, i):
         q = last_user(body)
-        return {"500": Reply(status=500), "400": Reply(status=400), "html": Reply(raw=b"<html>oops</html>")}.get(q, "ok")
+        return {"500": Reply(status=500), "400": Reply(status=400), "html": Reply(raw=b"<html>oops</html>")}.get(
+            q, "ok"
+        )
 
     with FakeOpenAI(respond) as srv:
         chat = fast_chat(srv.url, max_retries=2)

@@ -65,8 +65,13 @@ def test_killed_conversion_then_clean_rebuild(tmp_path, policy, monkeypatch):
     """SIGKILL mid-conversion: no cache entry appears; the next call converts and gives the same weights."""
     env = {**os.environ, "COOPER_CACHE": str(tmp_path)}
     code = "from cooper_rl.models import resolve_model; resolve_model('smollm2-135m-instruct')"
-    proc = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 120
     while not list((tmp_path / "models").glob(".smollm2-135m-instruct.tmp-*")) and time.time() < deadline:
         time.sleep(0.2)

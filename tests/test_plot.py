@@ -11,8 +11,16 @@ from cooper_rl.plot import PlotConfig, load_run, moving_average, plot_runs
 def fake_run(d, reward, n=12, with_evals=True):
     d.mkdir(parents=True)
     (d / "rl_config.json").write_text(json.dumps({"reward": reward}))
-    rows = [{"step": s, "rule_accuracy": s / n, "reward_mean": 1 - s / n, "rm_rule_agreement": 0.5,
-             "hacking_warning": float(s == 7)} for s in range(1, n + 1)]
+    rows = [
+        {
+            "step": s,
+            "rule_accuracy": s / n,
+            "reward_mean": 1 - s / n,
+            "rm_rule_agreement": 0.5,
+            "hacking_warning": float(s == 7),
+        }
+        for s in range(1, n + 1)
+    ]
     (d / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"step": 13, "rule_acc')  # cut line
     if with_evals:
         ev = [{"step": s, "policy": {"builtin": {"avg@k_strict": s / 20}}, "rm": {"accuracy": 0.6}} for s in (0, 6, 12)]
@@ -32,10 +40,12 @@ def test_load_run_skips_cut_lines_and_labels_by_mode(tmp_path):
 
 def test_rollouts_give_lengths_and_the_rate_of_rewarded_wrong_answers(tmp_path):
     d = fake_run(tmp_path / "m", "model")
-    rollouts = [{"step": 1, "completion": "abcd", "verdict": False, "reward": 0.9},
-                {"step": 1, "completion": "ab", "verdict": False, "reward": 0.1},
-                {"step": 1, "completion": "abcdef", "verdict": True, "reward": 0.9},
-                {"step": 2, "completion": "a", "verdict": True, "reward": 0.2}]  # no wrong rollout: no point
+    rollouts = [
+        {"step": 1, "completion": "abcd", "verdict": False, "reward": 0.9},
+        {"step": 1, "completion": "ab", "verdict": False, "reward": 0.1},
+        {"step": 1, "completion": "abcdef", "verdict": True, "reward": 0.9},
+        {"step": 2, "completion": "a", "verdict": True, "reward": 0.2},
+    ]  # no wrong rollout: no point
     (d / "rollouts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rollouts))
     run = load_run(d)
     assert run["lengths"] == [(1, 4.0), (2, 1.0)] and run["fooled"] == [(1, 0.5)]

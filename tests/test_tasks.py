@@ -24,7 +24,14 @@ def test_train_test_disjoint():
 
 def test_levels_sizes_round_robin():
     probs = generate_problems(6)
-    assert [(p.level, p.size) for p in probs] == [(1, "small"), (1, "large"), (2, "small"), (2, "large"), (3, "small"), (3, "large")]
+    assert [(p.level, p.size) for p in probs] == [
+        (1, "small"),
+        (1, "large"),
+        (2, "small"),
+        (2, "large"),
+        (3, "small"),
+        (3, "large"),
+    ]
     assert probs[4].id == "builtin-train-L3-small-000004" and probs[4].source == "builtin"
     counts = Counter((p.level, p.size) for p in generate_problems(600, "test"))
     assert len(counts) == 6 and set(counts.values()) == {100}

@@ -1,4 +1,5 @@
 """A tiny random Llama with the embedded policy's tokenizer: a fast stand-in policy/assistant for tests."""
+
 import torch
 
 QUESTIONS = ["What is 3 + 4?", "What is 1 + 6?", "What is 10 - 3?", "What is 14 / 2?"]  # all answer 7
@@ -12,10 +13,19 @@ def tiny_llama(hidden_size=64, num_hidden_layers=2, seed=0):
 
     tok = load_tokenizer("smollm2-135m-instruct")
     torch.manual_seed(seed)
-    model = LlamaForCausalLM(LlamaConfig(vocab_size=len(tok), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
-                                         num_hidden_layers=num_hidden_layers, num_attention_heads=2, num_key_value_heads=2,
-                                         tie_word_embeddings=True, eos_token_id=tok.eos_token_id,
-                                         pad_token_id=tok.pad_token_id))
+    model = LlamaForCausalLM(
+        LlamaConfig(
+            vocab_size=len(tok),
+            hidden_size=hidden_size,
+            intermediate_size=2 * hidden_size,
+            num_hidden_layers=num_hidden_layers,
+            num_attention_heads=2,
+            num_key_value_heads=2,
+            tie_word_embeddings=True,
+            eos_token_id=tok.eos_token_id,
+            pad_token_id=tok.pad_token_id,
+        )
+    )
     return model, tok
 
 
@@ -35,9 +45,18 @@ def tiny_rm(path):
 
     tok = load_tokenizer("minilm-l6")
     torch.manual_seed(0)
-    model = BertForSequenceClassification(BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1,
-                                                     num_attention_heads=2, intermediate_size=64, num_labels=1,
-                                                     hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
+    model = BertForSequenceClassification(
+        BertConfig(
+            vocab_size=len(tok),
+            hidden_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=64,
+            num_labels=1,
+            hidden_dropout_prob=0.0,
+            attention_probs_dropout_prob=0.0,
+        )
+    )
     model.save_pretrained(path)
     tok.save_pretrained(path)
     from cooper_rl.cooper.reward_model import VerifyRM

@@ -23,7 +23,8 @@ import sys
 from pathlib import Path
 
 from cooper_rl.data import load_problems
-from cooper_rl.cooper.negatives import verification_rows
+from cooper_rl.io import write_jsonl
+from cooper_rl.rm.data import verification_rows
 from cooper_rl.tasks import generate_problems
 
 SHARED = Path(sys.argv[1] if len(sys.argv) > 1 else "../shared/data")
@@ -33,7 +34,7 @@ rng = random.Random(1)
 
 
 def emit(rows, question, reference, solution, source, pid):
-    """Append the hard-negative rows of one correct solution (negatives.verification_rows)."""
+    """Append the hard-negative rows of one correct solution (rm.data.verification_rows)."""
     rows.extend({**r, "problem_id": pid} for r in verification_rows(question, reference, solution, rng, source=source))
 
 
@@ -46,9 +47,7 @@ for p in svamp:
 for p in generate_problems(N_BUILTIN, split="train", seed=7):
     emit(rows, p.question, p.answer, p.solution, "builtin-solution", p.id)
 rng.shuffle(rows)
-tmp = OUT / "augmented.jsonl.tmp"
-tmp.write_text("".join(json.dumps(r) + "\n" for r in rows))
-tmp.replace(OUT / "augmented.jsonl")
+write_jsonl(OUT / "augmented.jsonl", rows)
 kinds = {}
 for r in rows:
     k = r["source"].split(":")[0]

@@ -17,8 +17,9 @@ import re
 import sys
 from pathlib import Path
 
-from cooper_rl.data import load_problems, save_problems
 from cooper_rl.cooper.negatives import corrupt_solution
+from cooper_rl.data import load_problems, save_problems
+from cooper_rl.io import write_jsonl
 
 SHARED = Path(sys.argv[1] if len(sys.argv) > 1 else "../shared/data")
 OUT = Path(__file__).parent / "data"
@@ -27,10 +28,7 @@ N_BUILTIN = 48
 rng = random.Random(0)
 
 
-def write(path, rows):
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    tmp.replace(path)
+write = write_jsonl
 
 
 svamp = load_problems(str(SHARED / "svamp" / "train.jsonl")).problems
@@ -43,15 +41,51 @@ raw = {json.loads(line)["question"]: json.loads(line) for line in open(SHARED / 
 rows = []
 for p in svamp[:300]:
     for i, cot in enumerate(raw[p.question]["cots"][:3]):  # 3 of the 10 worked solutions per problem
-        rows.append({"question": p.question, "reference": p.answer, "completion": cot, "source": "svamp-cots", "problem_id": p.id, "sample": i})
+        rows.append(
+            {
+                "question": p.question,
+                "reference": p.answer,
+                "completion": cot,
+                "source": "svamp-cots",
+                "problem_id": p.id,
+                "sample": i,
+            }
+        )
         neg = corrupt_solution(cot, p.answer, rng)
         if neg is not None:
-            rows.append({"question": p.question, "reference": p.answer, "completion": neg, "source": "svamp-cots-corrupted", "problem_id": p.id, "sample": i})
+            rows.append(
+                {
+                    "question": p.question,
+                    "reference": p.answer,
+                    "completion": neg,
+                    "source": "svamp-cots-corrupted",
+                    "problem_id": p.id,
+                    "sample": i,
+                }
+            )
 for p in builtin:
-    rows.append({"question": p.question, "reference": p.answer, "completion": p.solution, "source": "builtin-solution", "problem_id": p.id, "sample": 0})
+    rows.append(
+        {
+            "question": p.question,
+            "reference": p.answer,
+            "completion": p.solution,
+            "source": "builtin-solution",
+            "problem_id": p.id,
+            "sample": 0,
+        }
+    )
     neg = corrupt_solution(p.solution, p.answer, rng)
     if neg is not None:
-        rows.append({"question": p.question, "reference": p.answer, "completion": neg, "source": "builtin-solution-corrupted", "problem_id": p.id, "sample": 0})
+        rows.append(
+            {
+                "question": p.question,
+                "reference": p.answer,
+                "completion": neg,
+                "source": "builtin-solution-corrupted",
+                "problem_id": p.id,
+                "sample": 0,
+            }
+        )
 write(OUT / "solutions.jsonl", rows)
 
 # Held-out labelled set: GSM8K test questions 101-300 (the first 100 are kept for policy evaluation).
@@ -59,13 +93,34 @@ gsm = load_problems(str(SHARED / "gsm8k" / "test.jsonl")).problems[100:300]
 held = []
 for p in gsm:
     sol = p.solution
-    held.append({"question": p.question, "reference": p.answer, "completion": sol, "label": 1, "answer_type": "gold_solution"})
+    held.append(
+        {"question": p.question, "reference": p.answer, "completion": sol, "label": 1, "answer_type": "gold_solution"}
+    )
     body = sol.rsplit("####", 1)[0].rstrip()
     body = re.sub(r"<<[^>]*>>", "", body)  # also drop GSM8K calculator annotations
-    held.append({"question": p.question, "reference": p.answer, "completion": f"{body}\nSo the result is {p.answer}.", "label": 1, "answer_type": "unmarked_gold"})
+    held.append(
+        {
+            "question": p.question,
+            "reference": p.answer,
+            "completion": f"{body}\nSo the result is {p.answer}.",
+            "label": 1,
+            "answer_type": "unmarked_gold",
+        }
+    )
     neg = corrupt_solution(sol, p.answer, rng)
     if neg is not None:
-        held.append({"question": p.question, "reference": p.answer, "completion": neg, "label": 0, "answer_type": "corrupted"})
+        held.append(
+            {"question": p.question, "reference": p.answer, "completion": neg, "label": 0, "answer_type": "corrupted"}
+        )
 write(OUT / "gsm8k_heldout_rm.jsonl", held)
-print(json.dumps({"svamp_rm_train": 300, "svamp_heldout": len(svamp) - 300, "builtin_train": len(builtin),
-                  "solutions_rows": len(rows), "gsm8k_heldout_rows": len(held)}))
+print(
+    json.dumps(
+        {
+            "svamp_rm_train": 300,
+            "svamp_heldout": len(svamp) - 300,
+            "builtin_train": len(builtin),
+            "solutions_rows": len(rows),
+            "gsm8k_heldout_rows": len(held),
+        }
+    )
+)

@@ -8,9 +8,8 @@ parsed with ``transformers.HfArgumentParser``).
 from __future__ import annotations
 
 import argparse
-import importlib
 import dataclasses
-import json
+import importlib
 import sys
 from pathlib import Path
 
@@ -53,11 +52,26 @@ def parse_config(cls, argv: list[str], prog: str = "cooper"):
 COMMANDS = {  # name: (module, config dataclass, run function, description)
     "eval": ("evaluate", "EvalConfig", "run_eval", "avg@k / pass@k evaluation of a policy"),
     "data": ("data", "DataConfig", "run_data", "load, validate and normalize problems to jsonl"),
-    "collect": ("rm.collect", "CollectConfig", "run_collect", "sample completions for RM data (HF models, OpenAI-compatible endpoints)"),
+    "collect": (
+        "rm.collect",
+        "CollectConfig",
+        "run_collect",
+        "sample completions for RM data (HF models, OpenAI-compatible endpoints)",
+    ),
     "label": ("rm.label", "LabelConfig", "run_label", "hybrid labels: rule verifier + LLM judge"),
     "train-rm": ("rm.train", "TrainRMConfig", "run_train_rm", "train a VerifyRM (BCE) with the HF Trainer"),
-    "eval-rm": ("rm.evaluate", "EvalRMConfig", "run_eval_rm", "evaluate a VerifyRM vs the rule verifier on labelled rows"),
-    "sft": ("rl.sft", "SFTRunConfig", "run_sft", "supervised warm-up of the policy on worked solutions (TRL SFTTrainer)"),
+    "eval-rm": (
+        "rm.evaluate",
+        "EvalRMConfig",
+        "run_eval_rm",
+        "evaluate a VerifyRM vs the rule verifier on labelled rows",
+    ),
+    "sft": (
+        "rl.sft",
+        "SFTRunConfig",
+        "run_sft",
+        "supervised warm-up of the policy on worked solutions (TRL SFTTrainer)",
+    ),
     "rl": ("rl.train", "RLConfig", "run_rl", "GRPO (TRL) with rule, static-RM or Cooper rewards"),
     "plot": ("plot", "PlotConfig", "run_plot", "training-dynamics figure of one or more rl runs"),
     "demo": ("demo", "DemoConfig", "run_demo", "offline demo on the embedded defaults"),

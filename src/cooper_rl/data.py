@@ -11,7 +11,6 @@ import json
 import math
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,8 +62,9 @@ def _pick(columns, explicit: str | None, candidates: tuple[str, ...], what: str,
     for c in candidates:
         if c in columns:
             return c
-    raise DataError(f"{where}: no {what} field found (tried {list(candidates)}; columns: {sorted(columns)}); "
-                    f"pass {what}_field=...")
+    raise DataError(
+        f"{where}: no {what} field found (tried {list(candidates)}; columns: {sorted(columns)}); pass {what}_field=..."
+    )
 
 
 def _to_problem(row, rownum: int, name: str, source: str, stem: str, qf: str, af: str) -> Problem:
@@ -107,7 +107,7 @@ def read_records(path: Path):
         if isinstance(data, dict) and isinstance(data.get("data"), list):
             data = data["data"]
         if not isinstance(data, list):
-            raise DataError(f"{path.name}: expected a list of objects or {{\"data\": [...]}}, got {type(data).__name__}")
+            raise DataError(f'{path.name}: expected a list of objects or {{"data": [...]}}, got {type(data).__name__}')
         yield from enumerate(data, 1)
     elif suffix == ".parquet":
         import pyarrow.parquet as pq
@@ -148,17 +148,28 @@ def _load_hf(spec: str, split: str | None, qf, af, limit, skip_invalid) -> LoadR
 
         ds = datasets.load_dataset(name, config or None, split=split)
     except Exception as e:
-        offline = any(os.environ.get(v, "").lower() in ("1", "true", "yes") for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
-        raise DataError(f"hf:{spec} (split '{split}'): could not load from the Hugging Face hub "
-                        f"({'offline mode is set' if offline else 'hub unreachable/offline or dataset unavailable'}: "
-                        f"{type(e).__name__}: {str(e)[:300]}). Use a local .jsonl/.json/.parquet file or 'builtin' instead.") from e
+        offline = any(
+            os.environ.get(v, "").lower() in ("1", "true", "yes") for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+        )
+        raise DataError(
+            f"hf:{spec} (split '{split}'): could not load from the Hugging Face hub "
+            f"({'offline mode is set' if offline else 'hub unreachable/offline or dataset unavailable'}: "
+            f"{type(e).__name__}: {str(e)[:300]}). Use a local .jsonl/.json/.parquet file or 'builtin' instead."
+        ) from e
     stem = f"{name.split('/')[-1]}-{split}"
     return _collect(enumerate(ds, 1), f"hf:{spec}[{split}]", f"hf:{name}", stem, qf, af, limit, skip_invalid)
 
 
-def load_problems(source: str, *, split: str | None = None, question_field: str | None = None,
-                  answer_field: str | None = None, limit: int | None = None, skip_invalid: bool = False,
-                  seed: int = 0) -> LoadResult:
+def load_problems(
+    source: str,
+    *,
+    split: str | None = None,
+    question_field: str | None = None,
+    answer_field: str | None = None,
+    limit: int | None = None,
+    skip_invalid: bool = False,
+    seed: int = 0,
+) -> LoadResult:
     """Load problems from `source`: 'builtin[:train|test[:N[:LEVELS]]]' (LEVELS e.g. '1' or '1,2'), a .jsonl/.json/.parquet path, or 'hf:NAME[:CONFIG]'.
 
     `split` picks the builtin split (default train; overridden by the source string) or the HF split (default test);
@@ -194,22 +205,44 @@ def save_problems(problems: list[Problem], path: str | os.PathLike) -> None:
 class DataConfig:
     """Options of ``cooper data``: load/generate problems, validate, write normalized jsonl."""
 
-    source: str = field(default="builtin:train:1000", metadata={"help": "builtin[:split[:n]], a .jsonl/.json/.parquet file, or hf:NAME[:CONFIG]."})
-    output: str = field(default="data/problems.jsonl", metadata={"help": "Where to write (question, answer, id, source) jsonl."})
+    source: str = field(
+        default="builtin:train:1000",
+        metadata={"help": "builtin[:split[:n]], a .jsonl/.json/.parquet file, or hf:NAME[:CONFIG]."},
+    )
+    output: str = field(
+        default="data/problems.jsonl", metadata={"help": "Where to write (question, answer, id, source) jsonl."}
+    )
     split: str | None = field(default=None, metadata={"help": "Split for hf: sources."})
-    question_field: str | None = None
-    answer_field: str | None = None
-    limit: int | None = None
-    skip_invalid: bool = field(default=False, metadata={"help": "Skip and count bad rows instead of stopping at the first."})
-    seed: int = 0
+    question_field: str | None = field(default=None, metadata={"help": "Question column (auto-detected if unset)."})
+    answer_field: str | None = field(
+        default=None, metadata={"help": "Reference answer column (auto-detected if unset)."}
+    )
+    limit: int | None = field(default=None, metadata={"help": "Keep the first N valid problems."})
+    skip_invalid: bool = field(
+        default=False, metadata={"help": "Skip and count bad rows instead of stopping at the first."}
+    )
+    seed: int = field(default=0, metadata={"help": "Seed of the built-in problem generator."})
 
 
 def run_data(cfg: DataConfig) -> dict:
     """``cooper data``: write the problems of a source as normalized jsonl and report counts."""
-    res = load_problems(cfg.source, split=cfg.split, question_field=cfg.question_field, answer_field=cfg.answer_field,
-                        limit=cfg.limit, skip_invalid=cfg.skip_invalid, seed=cfg.seed)
+    res = load_problems(
+        cfg.source,
+        split=cfg.split,
+        question_field=cfg.question_field,
+        answer_field=cfg.answer_field,
+        limit=cfg.limit,
+        skip_invalid=cfg.skip_invalid,
+        seed=cfg.seed,
+    )
     save_problems(res.problems, cfg.output)
-    report = {"source": cfg.source, "output": cfg.output, "n_read": res.n_read, "n_written": len(res.problems), "n_skipped": res.n_skipped}
+    report = {
+        "source": cfg.source,
+        "output": cfg.output,
+        "n_read": res.n_read,
+        "n_written": len(res.problems),
+        "n_skipped": res.n_skipped,
+    }
     print(json.dumps(report))
     for reason in res.skipped[:20]:
         print(f"  skipped: {reason}")

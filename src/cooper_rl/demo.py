@@ -31,28 +31,46 @@ from cooper_rl.models import MINILM, SMOLLM2, cache_dir
 class DemoConfig:
     """Options of ``cooper demo``."""
 
-    model: str = SMOLLM2
-    rm_backbone: str = MINILM
-    rm_problems: int = field(default=1000, metadata={"help": "Built-in train problems whose solutions make the RM data."})
+    model: str = field(default=SMOLLM2, metadata={"help": "Policy: registry name, local path or hub id."})
+    rm_backbone: str = field(
+        default=MINILM, metadata={"help": "Backbone of the demo's VerifyRM (registry name, local path or hub id)."}
+    )
+    rm_problems: int = field(
+        default=1000, metadata={"help": "Built-in train problems whose solutions make the RM data."}
+    )
     rm_steps: int = field(default=200, metadata={"help": "RM training steps."})
-    rm_batch_size: int = 32
+    rm_batch_size: int = field(default=32, metadata={"help": "Rows per RM training step."})
     rm: str | None = field(default=None, metadata={"help": "Use this trained VerifyRM dir instead of building one."})
     n_problems: int = field(default=16, metadata={"help": "Built-in test problems to evaluate before/after."})
     k: int = field(default=4, metadata={"help": "Samples per problem."})
-    max_new_tokens: int = 128
+    max_new_tokens: int = field(
+        default=128, metadata={"help": "Longest completion in RL rollouts and evaluations, in tokens."}
+    )
     rl_steps: int = field(default=8, metadata={"help": "Cooper RL steps."})
-    num_generations: int = 4
-    prompts_per_step: int = 2
-    learning_rate: float = 1e-6
-    rl_levels: str = field(default="1", metadata={"help": "Built-in levels of the RL training problems (e.g. '1' or '1,2')."})
-    eval_steps: int = 4
-    output_dir: str = "results/demo"
-    seed: int = 0
+    num_generations: int = field(default=4, metadata={"help": "G: rollouts per prompt."})
+    prompts_per_step: int = field(default=2, metadata={"help": "Prompts per RL step."})
+    learning_rate: float = field(default=1e-6, metadata={"help": "Policy learning rate."})
+    rl_levels: str = field(
+        default="1", metadata={"help": "Built-in levels of the RL training problems (e.g. '1' or '1,2')."}
+    )
+    eval_steps: int = field(default=4, metadata={"help": "Evaluate policy and RM every N RL steps (and at step 0)."})
+    output_dir: str = field(
+        default="results/demo", metadata={"help": "Where the demo writes its runs, table data and figure."}
+    )
+    seed: int = field(default=0, metadata={"help": "Seed of everything the demo draws."})
 
 
 def _rm_key(cfg: DemoConfig) -> str:
-    blob = json.dumps({"v": 1, "backbone": cfg.rm_backbone, "n": cfg.rm_problems, "steps": cfg.rm_steps,
-                       "batch": cfg.rm_batch_size, "seed": cfg.seed})
+    blob = json.dumps(
+        {
+            "v": 1,
+            "backbone": cfg.rm_backbone,
+            "n": cfg.rm_problems,
+            "steps": cfg.rm_steps,
+            "batch": cfg.rm_batch_size,
+            "seed": cfg.seed,
+        }
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
@@ -64,9 +82,19 @@ def build_demo_rm(cfg: DemoConfig, work: Path) -> tuple[str, dict]:
     if (out / "cooper_rm.json").is_file():
         return str(out), {"cached": True, **json.loads((out / "train_metrics.json").read_text())}
     data = labelled_rows(cfg.rm_problems, "train", cfg.seed + 1, random.Random(cfg.seed), work / "rm_train.jsonl")
-    report = run_train_rm(TrainRMConfig(data=str(data), backbone=cfg.rm_backbone, output_dir=str(out), max_length=256,
-                                        max_steps=cfg.rm_steps, learning_rate=1e-4, batch_size=cfg.rm_batch_size,
-                                        eval_steps=max(1, cfg.rm_steps // 3), seed=cfg.seed))
+    report = run_train_rm(
+        TrainRMConfig(
+            data=str(data),
+            backbone=cfg.rm_backbone,
+            output_dir=str(out),
+            max_length=256,
+            max_steps=cfg.rm_steps,
+            learning_rate=1e-4,
+            batch_size=cfg.rm_batch_size,
+            eval_steps=max(1, cfg.rm_steps // 3),
+            seed=cfg.seed,
+        )
+    )
     return str(out), {"cached": False, **report}
 
 
@@ -110,11 +138,20 @@ def run_demo(cfg: DemoConfig) -> dict:
     t = time.time()
     rm_path, rm_info = (cfg.rm, {"cached": True, "given": True}) if cfg.rm else build_demo_rm(cfg, out / "rm_data")
     times["rm_seconds"] = time.time() - t
-    rm_eval = labelled_rows(48, "test", cfg.seed + 2, random.Random(cfg.seed + 99), out / "rm_data" / "rm_heldout.jsonl")
+    rm_eval = labelled_rows(
+        48, "test", cfg.seed + 2, random.Random(cfg.seed + 99), out / "rm_data" / "rm_heldout.jsonl"
+    )
 
     def policy_eval(model: str, name: str) -> dict:
-        ecfg = EvalConfig(model=model, datasets=[f"builtin:test:{cfg.n_problems}"], k=cfg.k, max_new_tokens=cfg.max_new_tokens,
-                          output_dir=str(out / name), seed=cfg.seed, resume=False)
+        ecfg = EvalConfig(
+            model=model,
+            datasets=[f"builtin:test:{cfg.n_problems}"],
+            k=cfg.k,
+            max_new_tokens=cfg.max_new_tokens,
+            output_dir=str(out / name),
+            seed=cfg.seed,
+            resume=False,
+        )
         return evaluate(ecfg)
 
     print("[demo] 2/4 evaluate the starting policy", flush=True)
@@ -130,31 +167,61 @@ def run_demo(cfg: DemoConfig) -> dict:
         import shutil
 
         shutil.rmtree(rl_dir)
-    rl = run_rl(RLConfig(
-        reward="cooper", policy=cfg.model, rm=rm_path, datasets=[f"builtin:train:256:{levels}"],
-        num_generations=cfg.num_generations, prompts_per_step=cfg.prompts_per_step, learning_rate=cfg.learning_rate,
-        max_completion_length=cfg.max_new_tokens, max_steps=cfg.rl_steps, save_steps=cfg.rl_steps, save_total_limit=1,
-        eval_steps=cfg.eval_steps, eval_datasets=[f"builtin:test:{cfg.n_problems}"], eval_k=2,
-        rm_eval_data=str(rm_eval), output_dir=str(rl_dir), seed=cfg.seed))
+    rl = run_rl(
+        RLConfig(
+            reward="cooper",
+            policy=cfg.model,
+            rm=rm_path,
+            datasets=[f"builtin:train:256:{levels}"],
+            num_generations=cfg.num_generations,
+            prompts_per_step=cfg.prompts_per_step,
+            learning_rate=cfg.learning_rate,
+            max_completion_length=cfg.max_new_tokens,
+            max_steps=cfg.rl_steps,
+            save_steps=cfg.rl_steps,
+            save_total_limit=1,
+            eval_steps=cfg.eval_steps,
+            eval_datasets=[f"builtin:test:{cfg.n_problems}"],
+            eval_k=2,
+            rm_eval_data=str(rm_eval),
+            output_dir=str(rl_dir),
+            seed=cfg.seed,
+        )
+    )
     times["rl_seconds"] = time.time() - t
 
     print("[demo] 4/4 evaluate the trained policy", flush=True)
     t = time.time()
     after = policy_eval(rl["policy_dir"], "eval_after")
     times["eval_after_seconds"] = time.time() - t
-    figure = plot_runs(PlotConfig(run_dirs=[str(rl_dir)], output=str(out / "dynamics.png"), smooth=3,
-                                  title=f"cooper demo: {cfg.rl_steps} Cooper steps on {Path(cfg.model).name}"))
+    figure = plot_runs(
+        PlotConfig(
+            run_dirs=[str(rl_dir)],
+            output=str(out / "dynamics.png"),
+            smooth=3,
+            title=f"cooper demo: {cfg.rl_steps} Cooper steps on {Path(cfg.model).name}",
+        )
+    )
 
     evals = read_jsonl(rl_dir / "evals.jsonl")
-    summary = {"before": before["overall"], "after": after["overall"], "rm": rm_path,
-               "rm_val_accuracy": rm_info.get("best_val_accuracy"),
-               "rm_heldout_accuracy": [(e["step"], e["rm"]["accuracy"]) for e in evals if "rm" in e],
-               "rl_last_metrics": rl["last_metrics"], "figure": str(figure), **times,
-               "total_seconds": time.time() - t0, "config": asdict(cfg)}
+    summary = {
+        "before": before["overall"],
+        "after": after["overall"],
+        "rm": rm_path,
+        "rm_val_accuracy": rm_info.get("best_val_accuracy"),
+        "rm_heldout_accuracy": [(e["step"], e["rm"]["accuracy"]) for e in evals if "rm" in e],
+        "rl_last_metrics": rl["last_metrics"],
+        "figure": str(figure),
+        **times,
+        "total_seconds": time.time() - t0,
+        "config": asdict(cfg),
+    }
     atomic_write_json(out / "demo_summary.json", summary)
     print(f"\n{Path(cfg.model).name}: built-in test, {cfg.n_problems} problems x {cfg.k} samples, T=0.7\n")
     print(_table(before, after))
-    print(f"\nVerifyRM ({'cached' if rm_info.get('cached') else 'trained now'}): val accuracy "
-          f"{rm_info.get('best_val_accuracy')}; held-out accuracy over RL steps {summary['rm_heldout_accuracy']}")
+    print(
+        f"\nVerifyRM ({'cached' if rm_info.get('cached') else 'trained now'}): val accuracy "
+        f"{rm_info.get('best_val_accuracy')}; held-out accuracy over RL steps {summary['rm_heldout_accuracy']}"
+    )
     print(f"dynamics plot: {figure}\ndemo finished in {summary['total_seconds']:.0f} s; results in {out}")
     return summary

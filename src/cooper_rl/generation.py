@@ -25,14 +25,20 @@ def render_messages(tokenizer, messages: list[dict], use_chat_template: bool = T
     return "\n\n".join(m["content"] for m in messages)
 
 
-def build_prompt(tokenizer, question: str, template: str = PROMPT_TEMPLATE, system_prompt: str | None = None,
-                 use_chat_template: bool = True) -> str:
+def build_prompt(
+    tokenizer,
+    question: str,
+    template: str = PROMPT_TEMPLATE,
+    system_prompt: str | None = None,
+    use_chat_template: bool = True,
+) -> str:
     """The text fed to the model for one question (chat template applied for instruct models)."""
     return render_messages(tokenizer, chat_messages(question, template, system_prompt), use_chat_template)
 
 
-def sample_completions(model, tokenizer, prompts: list[str], k: int, *, temperature: float, top_p: float,
-                       max_new_tokens: int) -> list[list[tuple[str, int]]]:
+def sample_completions(
+    model, tokenizer, prompts: list[str], k: int, *, temperature: float, top_p: float, max_new_tokens: int
+) -> list[list[tuple[str, int]]]:
     """k completions (text, number of new tokens) for each prompt text, in one batched ``generate``;
     sampled at ``temperature``/``top_p``, greedy when temperature is 0."""
     import torch

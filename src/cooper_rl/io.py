@@ -98,8 +98,9 @@ def atomic_dir(path: str | os.PathLike, keep_existing: bool = False) -> Iterator
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def iter_jsonl(path: str | os.PathLike, *, allow_cut_tail: bool = False,
-               errors: str = "raise") -> Iterator[tuple[int, object]]:
+def iter_jsonl(
+    path: str | os.PathLike, *, allow_cut_tail: bool = False, errors: str = "raise"
+) -> Iterator[tuple[int, object]]:
     """(line number, parsed JSON) for every non-blank line of a jsonl file.
 
     Invalid JSON raises DataError naming the file and row (``errors='yield'``: the DataError is yielded in

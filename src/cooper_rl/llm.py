@@ -34,7 +34,13 @@ log = logging.getLogger(__name__)
 
 # Failure reasons counted in OpenAIChat.failures
 TIMEOUT, CONNECTION, RATE_LIMIT, SERVER_ERROR, HTTP_ERROR, BAD_RESPONSE = (
-    "timeout", "connection", "rate_limit", "server_error", "http_error", "bad_response")
+    "timeout",
+    "connection",
+    "rate_limit",
+    "server_error",
+    "http_error",
+    "bad_response",
+)
 RETRYABLE = {TIMEOUT, CONNECTION, RATE_LIMIT, SERVER_ERROR}
 
 
@@ -78,9 +84,17 @@ def classify_error(exc: BaseException) -> str:
 class OpenAIChat:
     """Chat completions from an OpenAI-compatible endpoint, many requests at once (asyncio)."""
 
-    def __init__(self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
-                 concurrency: int = 16, timeout: float = 120.0, max_retries: int = 3,
-                 backoff: float = 1.0, max_backoff: float = 30.0):
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        concurrency: int = 16,
+        timeout: float = 120.0,
+        max_retries: int = 3,
+        backoff: float = 1.0,
+        max_backoff: float = 30.0,
+    ):
         self.model = model
         self.base_url = base_url
         self.api_key_env = api_key_env  # the variable's name only; the key is read when a client is made
@@ -105,8 +119,12 @@ class OpenAIChat:
         """A fresh AsyncOpenAI client (bound to the running event loop; closed by the caller)."""
         from openai import AsyncOpenAI
 
-        return AsyncOpenAI(base_url=self.base_url, api_key=os.environ.get(self.api_key_env) or "EMPTY",
-                           timeout=self.timeout, max_retries=0)
+        return AsyncOpenAI(
+            base_url=self.base_url,
+            api_key=os.environ.get(self.api_key_env) or "EMPTY",
+            timeout=self.timeout,
+            max_retries=0,
+        )
 
     async def _once(self, client, messages, n: int, **sampling) -> list[str]:
         """One chat request with a hard deadline; tops up when a server returns fewer than n choices."""
@@ -114,7 +132,8 @@ class OpenAIChat:
         while len(texts) < n:  # llama.cpp / ollama ignore n and return one choice
             resp = await asyncio.wait_for(
                 client.chat.completions.create(model=self.model, messages=messages, n=n - len(texts), **sampling),
-                timeout=self.timeout + 1.0)
+                timeout=self.timeout + 1.0,
+            )
             choices = getattr(resp, "choices", None)
             if not choices:
                 raise ValueError("response has no choices")
@@ -141,8 +160,9 @@ class OpenAIChat:
             await asyncio.sleep(delay)
         raise AssertionError("unreachable")
 
-    async def achat_many_detailed(self, messages_list, temperature: float = 0.7, top_p: float = 1.0,
-                                  max_tokens: int = 512, n: int = 1):
+    async def achat_many_detailed(
+        self, messages_list, temperature: float = 0.7, top_p: float = 1.0, max_tokens: int = 512, n: int = 1
+    ):
         """Async version of ``chat_many_detailed``."""
         sem = asyncio.Semaphore(self.concurrency)
         sampling = dict(temperature=temperature, top_p=top_p, max_tokens=max_tokens)
@@ -152,15 +172,17 @@ class OpenAIChat:
         self.failures.update(reason for _, reason in out if reason is not None)
         return [t for t, _ in out], [r for _, r in out]
 
-    def chat_many_detailed(self, messages_list, temperature: float = 0.7, top_p: float = 1.0,
-                           max_tokens: int = 512, n: int = 1) -> tuple[list[list[str] | None], list[str | None]]:
+    def chat_many_detailed(
+        self, messages_list, temperature: float = 0.7, top_p: float = 1.0, max_tokens: int = 512, n: int = 1
+    ) -> tuple[list[list[str] | None], list[str | None]]:
         """(results, reasons): results as ``chat_many``; reasons[i] is None or why request i failed."""
         if not messages_list:
             return [], []
         return _run_sync(self.achat_many_detailed(list(messages_list), temperature, top_p, max_tokens, n))
 
-    def chat_many(self, messages_list, temperature: float = 0.7, top_p: float = 1.0, max_tokens: int = 512,
-                  n: int = 1) -> list[list[str] | None]:
+    def chat_many(
+        self, messages_list, temperature: float = 0.7, top_p: float = 1.0, max_tokens: int = 512, n: int = 1
+    ) -> list[list[str] | None]:
         """n completions for each message list (in input order); None where a request finally failed."""
         return self.chat_many_detailed(messages_list, temperature, top_p, max_tokens, n)[0]
 
@@ -168,8 +190,9 @@ class OpenAIChat:
 class LocalChat:
     """The ``chat_many`` interface over a local HF causal LM: chat template + batched ``generate``."""
 
-    def __init__(self, name: str, model=None, tokenizer=None, batch_size: int = 16, dtype: str = "auto",
-                 device: str = "auto"):
+    def __init__(
+        self, name: str, model=None, tokenizer=None, batch_size: int = 16, dtype: str = "auto", device: str = "auto"
+    ):
         self.name = name
         self.batch_size = max(1, batch_size)  # sequences (requests x n) per generate() call
         self.dtype, self.device = dtype, device
@@ -199,8 +222,9 @@ class LocalChat:
 
         return render_messages(self.load()[1], messages)
 
-    def chat_many_detailed(self, messages_list, temperature: float = 0.7, top_p: float = 1.0,
-                           max_tokens: int = 512, n: int = 1) -> tuple[list[list[str] | None], list[str | None]]:
+    def chat_many_detailed(
+        self, messages_list, temperature: float = 0.7, top_p: float = 1.0, max_tokens: int = 512, n: int = 1
+    ) -> tuple[list[list[str] | None], list[str | None]]:
         """(results, reasons) like ``OpenAIChat.chat_many_detailed``; reasons are always None."""
         from cooper_rl.generation import sample_completions
 
@@ -213,15 +237,26 @@ class LocalChat:
         per_batch = max(1, self.batch_size // k)
         out: list[list[str] | None] = [None] * len(prompts)
         for start in range(0, len(order), per_batch):
-            idx = order[start:start + per_batch]
-            for i, samples in zip(idx, sample_completions(model, tok, [prompts[i] for i in idx], k, temperature=temperature,
-                                                             top_p=top_p, max_new_tokens=max_tokens)):
+            idx = order[start : start + per_batch]
+            for i, samples in zip(
+                idx,
+                sample_completions(
+                    model,
+                    tok,
+                    [prompts[i] for i in idx],
+                    k,
+                    temperature=temperature,
+                    top_p=top_p,
+                    max_new_tokens=max_tokens,
+                ),
+            ):
                 out[i] = [text for text, _ in samples] * (n // k)
         self.n_requests += len(prompts)
         return out, [None] * len(out)
 
-    def chat_many(self, messages_list, temperature: float = 0.7, top_p: float = 1.0, max_tokens: int = 512,
-                  n: int = 1) -> list[list[str] | None]:
+    def chat_many(
+        self, messages_list, temperature: float = 0.7, top_p: float = 1.0, max_tokens: int = 512, n: int = 1
+    ) -> list[list[str] | None]:
         """n sampled completions for each message list, in input order (greedy when temperature == 0)."""
         return self.chat_many_detailed(messages_list, temperature, top_p, max_tokens, n)[0]
 
@@ -229,16 +264,32 @@ class LocalChat:
 _OPENAI_SPEC = re.compile(r"openai:(?P<model>[^@]+?)(?:@(?P<url>https?://\S+))?")
 
 
-def make_chat(spec: str, *, concurrency: int = 16, timeout: float = 120.0, max_retries: int = 3,
-              api_key_env: str = "OPENAI_API_KEY", batch_size: int = 16, dtype: str = "auto",
-              device: str = "auto") -> OpenAIChat | LocalChat:
+def make_chat(
+    spec: str,
+    *,
+    concurrency: int = 16,
+    timeout: float = 120.0,
+    max_retries: int = 3,
+    api_key_env: str = "OPENAI_API_KEY",
+    batch_size: int = 16,
+    dtype: str = "auto",
+    device: str = "auto",
+) -> OpenAIChat | LocalChat:
     """A chat backend from a spec: ``openai:MODEL[@http://HOST:PORT/v1]`` or ``hf:NAME_OR_PATH``."""
     spec = spec.strip()
     if spec.startswith("hf:") and spec[3:]:
         return LocalChat(spec[3:], batch_size=batch_size, dtype=dtype, device=device)
     m = _OPENAI_SPEC.fullmatch(spec)
     if m:
-        return OpenAIChat(m["model"], m["url"], api_key_env=api_key_env, concurrency=concurrency,
-                          timeout=timeout, max_retries=max_retries)
-    raise ValueError(f"bad model spec {spec!r}: use 'openai:MODEL@http://HOST:PORT/v1' (OpenAI-compatible "
-                     "endpoint), 'openai:MODEL' (default OpenAI base URL) or 'hf:NAME_OR_PATH' (local HF model)")
+        return OpenAIChat(
+            m["model"],
+            m["url"],
+            api_key_env=api_key_env,
+            concurrency=concurrency,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+    raise ValueError(
+        f"bad model spec {spec!r}: use 'openai:MODEL@http://HOST:PORT/v1' (OpenAI-compatible "
+        "endpoint), 'openai:MODEL' (default OpenAI base URL) or 'hf:NAME_OR_PATH' (local HF model)"
+    )

@@ -131,7 +131,11 @@ def _load(loader, name: str, **kwargs):
     except OSError as e:
         if Path(target).exists():
             raise
-        why = "the Hugging Face Hub is offline (HF_HUB_OFFLINE=1)" if _offline() else "the Hugging Face Hub is unreachable"
+        why = (
+            "the Hugging Face Hub is offline (HF_HUB_OFFLINE=1)"
+            if _offline()
+            else "the Hugging Face Hub is unreachable"
+        )
         raise ModelNotAvailableError(
             f"Cannot load model {name!r}: not a local path and {why}. "
             f"Embedded models that work offline: {', '.join(EMBEDDED)}; or pass a local directory. ({e})"

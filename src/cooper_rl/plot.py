@@ -31,11 +31,17 @@ class PlotConfig:
     POSITIONAL = "run_dirs"  # `cooper plot A B` == `cooper plot --run_dirs A B`
 
     run_dirs: list[str] = field(default_factory=list, metadata={"help": "Run directories of `cooper rl` (positional)."})
-    labels: list[str] | None = field(default=None, metadata={"help": "Legend labels (default: reward mode + dir name)."})
-    output: str | None = field(default=None, metadata={"help": "PNG path (default: RUN_DIR/dynamics.png of the first run)."})
+    labels: list[str] | None = field(
+        default=None, metadata={"help": "Legend labels (default: reward mode + dir name)."}
+    )
+    output: str | None = field(
+        default=None, metadata={"help": "PNG path (default: RUN_DIR/dynamics.png of the first run)."}
+    )
     smooth: int = field(default=5, metadata={"help": "Moving-average window (steps) for training curves."})
-    title: str | None = None
-    max_step: int | None = field(default=None, metadata={"help": "Draw steps up to this one only (runs compared at one budget)."})
+    title: str | None = field(default=None, metadata={"help": "Figure title."})
+    max_step: int | None = field(
+        default=None, metadata={"help": "Draw steps up to this one only (runs compared at one budget)."}
+    )
 
 
 def moving_average(values: list[float], window: int) -> list[float]:
@@ -68,8 +74,13 @@ def load_run(run_dir: str | Path, max_step: int | None = None) -> dict:
         wrong = [r for r in rs if not r["verdict"]]
         if wrong and cfg.get("reward") != "rule":
             fooled.append((step, sum(r["reward"] >= 0.5 for r in wrong) / len(wrong)))
-    return {"label": f"{cfg.get('reward', '?')} ({d.name})", "metrics": metrics, "evals": evals,
-            "lengths": lengths, "fooled": fooled}
+    return {
+        "label": f"{cfg.get('reward', '?')} ({d.name})",
+        "metrics": metrics,
+        "evals": evals,
+        "lengths": lengths,
+        "fooled": fooled,
+    }
 
 
 def plot_runs(cfg: PlotConfig) -> Path:
@@ -114,8 +125,14 @@ def plot_runs(cfg: PlotConfig) -> Path:
             names = sorted({n for e in ev for n in e.get("policy", {})})
             for j, name in enumerate(names):
                 pts = [(e["step"], e["policy"][name]["avg@k_strict"]) for e in ev if name in e.get("policy", {})]
-                ax_test.plot(*zip(*pts), color=color, marker="o", ms=3, ls=("-", "--", "-.", ":")[j % 4],
-                             label=f"{run['label']} · {Path(name).stem if '/' in name else name}")
+                ax_test.plot(
+                    *zip(*pts),
+                    color=color,
+                    marker="o",
+                    ms=3,
+                    ls=("-", "--", "-.", ":")[j % 4],
+                    label=f"{run['label']} · {Path(name).stem if '/' in name else name}",
+                )
             rm = [(e["step"], e["rm"]["accuracy"]) for e in ev if e.get("rm")]
             if rm:
                 ax_rm.plot(*zip(*rm), color=color, marker="o", ms=3, label=run["label"])

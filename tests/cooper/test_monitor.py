@@ -17,9 +17,11 @@ def test_fires_on_rising_reward_and_falling_accuracy(caplog):
 
 
 def test_quiet_on_healthy_runs():
-    for reward, acc in [(lambda t: 0.5 + 0.02 * t, lambda t: 0.4 + 0.02 * t),  # both rise: learning
-                        (lambda t: 0.5 - 0.01 * t, lambda t: 0.6 - 0.01 * t),  # both fall
-                        (lambda t: 0.5 + 0.005 * t, lambda t: 0.6 - 0.001 * t)]:  # below the thresholds
+    for reward, acc in [
+        (lambda t: 0.5 + 0.02 * t, lambda t: 0.4 + 0.02 * t),  # both rise: learning
+        (lambda t: 0.5 - 0.01 * t, lambda t: 0.6 - 0.01 * t),  # both fall
+        (lambda t: 0.5 + 0.005 * t, lambda t: 0.6 - 0.001 * t),
+    ]:  # below the thresholds
         mon = HackingMonitor(window=10, reward_rise=0.1, acc_drop=0.05)
         assert not any(mon.update(reward(t), acc(t)) for t in range(30))
 

@@ -49,10 +49,15 @@ def test_on_real_solutions_judged_against_reference():
     assert made >= 0.9 * sum(min(3, len(r["cots"])) for r in rows)
 
 
-@pytest.mark.parametrize("solution,ref,expect", [
-    ("Total: \\boxed{\\$7}", "7", "\\$"), ("\\boxed{7 \\text{ apples}}", "7", "apples"),
-    ("He paid 1,000+234=1,234.\n\\boxed{1,234}", "1234", ","), ("The answer is \\boxed{7 apples}.", "7", "apples"),
-])
+@pytest.mark.parametrize(
+    "solution,ref,expect",
+    [
+        ("Total: \\boxed{\\$7}", "7", "\\$"),
+        ("\\boxed{7 \\text{ apples}}", "7", "apples"),
+        ("He paid 1,000+234=1,234.\n\\boxed{1,234}", "1234", ","),
+        ("The answer is \\boxed{7 apples}.", "7", "apples"),
+    ],
+)
 def test_corrupts_numbers_with_units_currency_and_separators(solution, ref, expect):
     neg = corrupt_solution(solution, ref, random.Random(0))
     assert neg is not None and expect in neg and not verify.verify(neg, ref, "lenient")

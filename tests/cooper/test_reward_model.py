@@ -5,8 +5,8 @@ import pytest
 import torch
 
 import cooper_rl.cooper.reward_model as rmod
-from cooper_rl.models import load_tokenizer
 from cooper_rl.cooper.reward_model import TEMPLATE_VERSION, VerifyRM, encode_rm_inputs, format_rm_text
+from cooper_rl.models import load_tokenizer
 
 LONG_COMPLETION = " ".join(f"step{i % 97}" for i in range(5000)) + " so the final answer is \\boxed{12345}"
 REFERENCE = "x = 42 and y = 17"
@@ -76,8 +76,10 @@ def test_training_and_scoring_use_the_same_ids(rm, monkeypatch):
         return out
 
     monkeypatch.setattr(rmod, "encode_rm_inputs", spy)
-    rows = [{"question": QUESTION, "reference": REFERENCE, "completion": c, "label": 1}
-            for c in ["x=42, y=17", LONG_COMPLETION]]
+    rows = [
+        {"question": QUESTION, "reference": REFERENCE, "completion": c, "label": 1}
+        for c in ["x=42, y=17", LONG_COMPLETION]
+    ]
     train_ids = [ex["input_ids"] for ex in build_rm_dataset(rm, rows)]
     rm.score([r["question"] for r in rows], [r["reference"] for r in rows], [r["completion"] for r in rows])
     assert len(calls) == 2 and calls[0] == calls[1] == train_ids
@@ -162,8 +164,16 @@ def test_decoder_backbone_gets_pad_token(tmp_path):
 
     tok = AutoTokenizer.from_pretrained(resolve_model("smollm2-135m-instruct"))
     tok.pad_token = None
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024, pad_token_id=None)
+    cfg = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=1024,
+        pad_token_id=None,
+    )
     torch.manual_seed(0)
     LlamaForCausalLM(cfg).save_pretrained(tmp_path)
     tok.save_pretrained(tmp_path)
@@ -172,7 +182,8 @@ def test_decoder_backbone_gets_pad_token(tmp_path):
     assert m.max_length == 512
     qs, refs, comps = ["a?", "b?", "c?"], ["1", "2", "3"], ["\\boxed{1}", "long " * 50 + "\\boxed{5}", "3"]
     assert m.score(qs, refs, comps, batch_size=3) == pytest.approx(
-        [m.score([q], [r], [c])[0] for q, r, c in zip(qs, refs, comps)], abs=1e-5)
+        [m.score([q], [r], [c])[0] for q, r, c in zip(qs, refs, comps)], abs=1e-5
+    )
 
 
 def test_two_rank_rm_stays_in_sync_under_torchrun(tmp_path):
@@ -189,15 +200,29 @@ def test_two_rank_rm_stays_in_sync_under_torchrun(tmp_path):
     from cooper_rl.models import load_tokenizer
 
     tiny = tmp_path / "tiny-bert"
-    cfg = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
-                     num_labels=1, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    cfg = BertConfig(
+        vocab_size=30522,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        num_labels=1,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     BertForSequenceClassification(cfg).save_pretrained(tiny)
     load_tokenizer("minilm-l6").save_pretrained(tiny)
     torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent))
     worker = Path(__file__).parent / "dist" / "rm_sync_worker.py"
     env = {**os.environ, "RESULT_FILE": str(tmp_path / "out.json"), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen([torchrun, "--standalone", "--nproc_per_node", "2", str(worker), str(tiny)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [torchrun, "--standalone", "--nproc_per_node", "2", str(worker), str(tiny)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         _, err = proc.communicate(timeout=240)
     finally:

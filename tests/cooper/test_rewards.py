@@ -5,11 +5,11 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from tiny import same, tiny_rm, weights
 
-from cooper_rl.cooper.negatives import CorruptNegatives
 from cooper_rl.cooper.monitor import HackingMonitor
+from cooper_rl.cooper.negatives import CorruptNegatives
 from cooper_rl.cooper.rewards import CooperReward, ModelReward, RuleReward, completion_texts
+from tiny import same, tiny_rm, weights
 
 Q = ["What is 3 + 4?"] * 2 + ["What is 2 + 7?"] * 2
 REF = ["7", "7", "9", "9"]
@@ -21,9 +21,16 @@ def call(reward, completions, step=0):
     """Call a reward the way GRPOTrainer does; returns (rewards, logged metrics)."""
     logged = {}
     state = SimpleNamespace(global_step=step, is_world_process_zero=True)
-    out = reward(prompts=["p"] * len(completions), completions=completions, completion_ids=[[1]] * len(completions),
-                 question=Q, reference=REF, trainer_state=state, log_extra=lambda *a: None,
-                 log_metric=lambda k, v: logged.__setitem__(k, v))
+    out = reward(
+        prompts=["p"] * len(completions),
+        completions=completions,
+        completion_ids=[[1]] * len(completions),
+        question=Q,
+        reference=REF,
+        trainer_state=state,
+        log_extra=lambda *a: None,
+        log_metric=lambda k, v: logged.__setitem__(k, v),
+    )
     return out, logged
 
 

@@ -2,15 +2,14 @@
 (offline corruption, an OpenAI-compatible assistant on a real loopback server, a local HF model)."""
 
 import pytest
-import torch
-from fake_openai import FakeOpenAI, Reply, last_user
-from tiny import save_tiny_llama, tiny_rm, weights, same
 
 from cooper_rl import verify
 from cooper_rl.cooper.negatives import ChatNegatives, CorruptNegatives, check_negative, make_negative_generator
-from cooper_rl.cooper.step import cooper_step, select_positives
 from cooper_rl.cooper.reward_model import VerifyRM
+from cooper_rl.cooper.step import cooper_step, select_positives
 from cooper_rl.llm import LocalChat
+from fake_openai import FakeOpenAI, Reply, last_user
+from tiny import same, save_tiny_llama, tiny_rm, weights
 
 GOOD = "3 + 4 = 7. The answer is \\boxed{7}."
 
@@ -48,8 +47,14 @@ def test_corrupt_negatives_and_update(rm):
     assert negs[1] is None and reasons[1] == "corrupt_failed"  # non-numeric: no offline negative
 
     before = weights(rm)
-    out = cooper_step(rm, gen, ["q", "q", "p", "p"], ["7", "7", "3", "3"],
-                      [GOOD, "\\boxed{8}", "\\boxed{5}", "\\boxed{6}"], [True, False, False, False])
+    out = cooper_step(
+        rm,
+        gen,
+        ["q", "q", "p", "p"],
+        ["7", "7", "3", "3"],
+        [GOOD, "\\boxed{8}", "\\boxed{5}", "\\boxed{6}"],
+        [True, False, False, False],
+    )
     assert out["n_pairs"] == 1 and out["n_valid"] == 1 and out["valid_rate"] == 1.0
     assert out["positive_rate"] == 0.5 and out["invalid/no_positive"] == 1
     assert out["rm_loss"] is not None and out["neg_seconds"] >= 0

@@ -4,15 +4,19 @@ solution, a saved policy that `cooper rl` / `cooper eval` can load."""
 import json
 
 import pytest
-from tiny import save_tiny_llama
 
 from cooper_rl.rl.sft import SFTRunConfig, run_sft, sft_rows
+from tiny import save_tiny_llama
 
 
 def test_rows_use_the_rl_prompt_and_the_boxed_answer(tmp_path):
     data = tmp_path / "p.jsonl"
-    data.write_text(json.dumps({"question": "What is 2 + 3?", "answer": "2 + 3 = 5\n#### 5"}) + "\n"
-                    + json.dumps({"question": "What is 1 + 1?", "answer": "2"}) + "\n")  # no worked solution
+    data.write_text(
+        json.dumps({"question": "What is 2 + 3?", "answer": "2 + 3 = 5\n#### 5"})
+        + "\n"
+        + json.dumps({"question": "What is 1 + 1?", "answer": "2"})
+        + "\n"
+    )  # no worked solution
     rows, skipped = sft_rows(SFTRunConfig(datasets=[str(data)]))
     assert skipped == 1 and len(rows) == 1
     assert rows[0]["prompt"][0]["content"].startswith("What is 2 + 3?\nPlease reason step by step")
@@ -27,10 +31,21 @@ def test_sft_fits_the_solutions_and_saves_a_loadable_policy(tmp_path, one_thread
     from transformers import AutoModelForCausalLM
 
     save_tiny_llama(tmp_path / "tiny")
-    summary = run_sft(SFTRunConfig(policy=str(tmp_path / "tiny"), datasets=["builtin:train:8:1"], num_train_epochs=10,
-                                   batch_size=4, learning_rate=3e-3, save_steps=1000, output_dir=str(tmp_path / "out")))
+    summary = run_sft(
+        SFTRunConfig(
+            policy=str(tmp_path / "tiny"),
+            datasets=["builtin:train:8:1"],
+            num_train_epochs=10,
+            batch_size=4,
+            learning_rate=3e-3,
+            save_steps=1000,
+            output_dir=str(tmp_path / "out"),
+        )
+    )
     assert summary["n_examples"] == 8 and summary["n_skipped"] == 0 and summary["global_step"] == 20
-    assert summary["last_logged_loss"] < 0.8 * summary["first_logged_loss"]  # it learns the solutions (10.4 -> 7.7 seen)
+    assert (
+        summary["last_logged_loss"] < 0.8 * summary["first_logged_loss"]
+    )  # it learns the solutions (10.4 -> 7.7 seen)
     policy = tmp_path / "out" / "policy"
     assert (policy / "model.safetensors").is_file() and (policy / "tokenizer.json").is_file()
     assert AutoModelForCausalLM.from_pretrained(policy).config.num_hidden_layers == 2
@@ -45,11 +60,31 @@ def test_sft_resumes_after_sigkill(tmp_path):
     import time
 
     out = tmp_path / "out"
-    args = ["sft", "--policy", save_tiny_llama(tmp_path / "tiny"), "--datasets", "builtin:train:64:1", "--max_steps", "40",
-            "--batch_size", "2", "--save_steps", "2", "--learning_rate", "1e-3", "--output_dir", str(out)]
+    args = [
+        "sft",
+        "--policy",
+        save_tiny_llama(tmp_path / "tiny"),
+        "--datasets",
+        "builtin:train:64:1",
+        "--max_steps",
+        "40",
+        "--batch_size",
+        "2",
+        "--save_steps",
+        "2",
+        "--learning_rate",
+        "1e-3",
+        "--output_dir",
+        str(out),
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "cooper_rl.cli", *args], env=env, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cooper_rl.cli", *args],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 300
     while not list(out.glob("checkpoint-*/trainer_state.json")) and time.time() < deadline and proc.poll() is None:
         time.sleep(0.1)
@@ -58,8 +93,16 @@ def test_sft_resumes_after_sigkill(tmp_path):
     assert list(out.glob("checkpoint-*/trainer_state.json")), "no checkpoint before the deadline"
     assert not (out / "sft_summary.json").exists()  # it really was killed mid-run
 
-    cfg = SFTRunConfig(policy=str(tmp_path / "tiny"), datasets=["builtin:train:64:1"], max_steps=40, batch_size=2,
-                       save_steps=2, learning_rate=1e-3, output_dir=str(out), resume_from_checkpoint="last")
+    cfg = SFTRunConfig(
+        policy=str(tmp_path / "tiny"),
+        datasets=["builtin:train:64:1"],
+        max_steps=40,
+        batch_size=2,
+        save_steps=2,
+        learning_rate=1e-3,
+        output_dir=str(out),
+        resume_from_checkpoint="last",
+    )
     summary = run_sft(cfg)
     start = int(summary["resumed_from"].rsplit("-", 1)[1])  # checkpoint-N
     assert 0 < start < 40 and summary["global_step"] == 40

@@ -7,19 +7,28 @@ from pathlib import Path
 import pytest
 import torch
 from safetensors.torch import load_file
-from tiny import QUESTIONS, same, weights
 
 from cooper_rl.cooper.rewards import CooperReward, ModelReward
 from cooper_rl.rl.checkpoint import RM_DIR, RM_STATE, resolve_checkpoint
 from cooper_rl.rl.train import RLConfig, build_trainer, run_rl
 from cooper_rl.rl.trl_internals import wrap_trainer_method
-
+from tiny import QUESTIONS, same, weights
 
 
 def config(assets, out, reward, **kw):
-    base = {"policy": str(assets / "policy"), "rm": str(assets / "rm"), "datasets": [str(assets / "data.jsonl")],
-            "num_generations": 4, "prompts_per_step": 2, "max_completion_length": 12, "max_steps": 2,
-            "save_steps": 100, "learning_rate": 1e-4, "rm_learning_rate": 1e-3, "output_dir": str(out)}
+    base = {
+        "policy": str(assets / "policy"),
+        "rm": str(assets / "rm"),
+        "datasets": [str(assets / "data.jsonl")],
+        "num_generations": 4,
+        "prompts_per_step": 2,
+        "max_completion_length": 12,
+        "max_steps": 2,
+        "save_steps": 100,
+        "learning_rate": 1e-4,
+        "rm_learning_rate": 1e-3,
+        "output_dir": str(out),
+    }
     return RLConfig(reward=reward, **{**base, **kw})
 
 
@@ -28,7 +37,9 @@ def rows(out):
 
 
 def test_rule_mode_run_rl(assets, tmp_path, one_thread):
-    (tmp_path / "metrics.jsonl").write_text('{"step": 0, "stale": 1}\n{"step": 1, "stale": 1}\n')  # a killed earlier run
+    (tmp_path / "metrics.jsonl").write_text(
+        '{"step": 0, "stale": 1}\n{"step": 1, "stale": 1}\n'
+    )  # a killed earlier run
     (tmp_path / "evals.jsonl").write_text('{"step": 0, "stale": 1}\n')
     summary = run_rl(config(assets, tmp_path, "rule"))
     assert not (tmp_path / "evals.jsonl").read_text()  # a fresh start drops the old run's lines
@@ -39,7 +50,9 @@ def test_rule_mode_run_rl(assets, tmp_path, one_thread):
     assert not (tmp_path / "checkpoint-2" / RM_DIR).exists()  # only cooper mode checkpoints an RM
     rollouts = [json.loads(x) for x in (tmp_path / "rollouts.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rollouts] == [1] * 8 + [2] * 8  # every rollout, with what it was rewarded
-    assert all(r["reward"] == float(r["verdict"]) and r["reference"] == "7" and r["question"] in QUESTIONS for r in rollouts)
+    assert all(
+        r["reward"] == float(r["verdict"]) and r["reference"] == "7" and r["question"] in QUESTIONS for r in rollouts
+    )
     timing = [json.loads(x) for x in (tmp_path / "timing.jsonl").read_text().splitlines()]
     assert [t["step"] for t in timing] == [1, 2]
     for t in timing:  # every phase measured, none negative, and together they fit in the step
@@ -51,15 +64,27 @@ def test_rule_mode_run_rl(assets, tmp_path, one_thread):
 
 def test_periodic_evaluation_of_policy_and_rm(assets, tmp_path, one_thread):
     labelled = tmp_path / "rm_eval.jsonl"
-    labelled.write_text("".join(json.dumps({"question": q, "reference": "7", "completion": c, "label": y}) + "\n"
-                                for q in QUESTIONS for c, y in (("\\boxed{7}", 1), ("\\boxed{8}", 0))))
-    cfg = config(assets, tmp_path / "run", "model", eval_steps=1, eval_datasets=[str(assets / "data.jsonl")], eval_k=2,
-                 rm_eval_data=str(labelled))
+    labelled.write_text(
+        "".join(
+            json.dumps({"question": q, "reference": "7", "completion": c, "label": y}) + "\n"
+            for q in QUESTIONS
+            for c, y in (("\\boxed{7}", 1), ("\\boxed{8}", 0))
+        )
+    )
+    cfg = config(
+        assets,
+        tmp_path / "run",
+        "model",
+        eval_steps=1,
+        eval_datasets=[str(assets / "data.jsonl")],
+        eval_k=2,
+        rm_eval_data=str(labelled),
+    )
     run_rl(cfg)
     evals = [json.loads(x) for x in (tmp_path / "run" / "evals.jsonl").read_text().splitlines()]
     assert [e["step"] for e in evals] == [0, 1, 2]
     for e in evals:
-        (name, res), = e["policy"].items()
+        ((name, res),) = e["policy"].items()
         assert res["n_problems"] == 4 and 0 <= res["avg@k_strict"] <= 1
         assert e["rm"]["n"] == 8 and 0 <= e["rm"]["accuracy"] <= 1
     assert (tmp_path / "run" / "eval" / "step-2" / "samples.jsonl").is_file()
@@ -92,7 +117,8 @@ def test_bf16_autocast_keeps_generation_in_fp32(assets, tmp_path, one_thread):
 
     wrap_trainer_method(trainer, "generate", track)
     trainer.model.model.layers[0].register_forward_hook(
-        lambda *_: seen.append((state["gen"], torch.is_autocast_enabled("cpu"))))
+        lambda *_: seen.append((state["gen"], torch.is_autocast_enabled("cpu")))
+    )
     trainer.train()
     assert {autocast for in_generate, autocast in seen if in_generate} == {False}  # rollouts in fp32
     assert {autocast for in_generate, autocast in seen if not in_generate} == {True}  # loss forward in bf16
@@ -150,7 +176,9 @@ def test_checkpoint_holds_the_rm_and_resume_restores_it(cooper_run, one_thread):
     assert info["checkpoint"] == str(out / "checkpoint-1")
     saved1 = load_file(first / "model.safetensors")
     assert all(torch.equal(saved1[k], v) for k, v in reward1.rm.model.state_dict().items() if k in saved1)
-    assert _state_equal(torch.load(first / RM_STATE, weights_only=False)["optimizer"], reward1.rm.optimizer.state_dict())
+    assert _state_equal(
+        torch.load(first / RM_STATE, weights_only=False)["optimizer"], reward1.rm.optimizer.state_dict()
+    )
     assert reward1.rm.scheduler.last_epoch == 1
     assert not same(weights(reward1.rm), weights(reward.rm))  # step 1's RM, not step 2's
     trainer1.train(resume_from_checkpoint=info["checkpoint"])  # one more step: 1 -> 2
@@ -171,12 +199,37 @@ def test_resume_after_sigkill(assets, tmp_path, one_thread):
 
     out = tmp_path / "run"
     cfg = config(assets, out, "cooper", save_steps=1, max_steps=30)
-    args = ["rl", "--policy", cfg.policy, "--rm", cfg.rm, "--datasets", *cfg.datasets, "--num_generations", "4",
-            "--prompts_per_step", "2", "--max_completion_length", "12", "--save_steps", "1", "--learning_rate", "1e-4",
-            "--rm_learning_rate", "1e-3", "--output_dir", str(out)]
+    args = [
+        "rl",
+        "--policy",
+        cfg.policy,
+        "--rm",
+        cfg.rm,
+        "--datasets",
+        *cfg.datasets,
+        "--num_generations",
+        "4",
+        "--prompts_per_step",
+        "2",
+        "--max_completion_length",
+        "12",
+        "--save_steps",
+        "1",
+        "--learning_rate",
+        "1e-4",
+        "--rm_learning_rate",
+        "1e-3",
+        "--output_dir",
+        str(out),
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "cooper_rl.cli", *args, "--max_steps", "30"], env=env,
-                            start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cooper_rl.cli", *args, "--max_steps", "30"],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 300
     while not (out / "checkpoint-2" / RM_DIR / RM_STATE).is_file() and time.time() < deadline and proc.poll() is None:
         time.sleep(0.2)
@@ -200,5 +253,3 @@ def test_resume_after_sigkill(assets, tmp_path, one_thread):
     trainer.train(resume_from_checkpoint=info["checkpoint"])
     assert trainer.state.global_step == step + 1
     assert [r["step"] for r in rows(out)] == list(range(1, step + 2))
-
-

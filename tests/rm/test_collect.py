@@ -3,14 +3,15 @@
 import json
 from collections import Counter
 
-
-from cooper_rl.rm.collect import CollectConfig, read_existing, run_collect
 from cooper_rl.llm import LocalChat
+from cooper_rl.rm.collect import CollectConfig, read_existing, run_collect
 from fake_openai import FakeOpenAI, Reply, last_user
 
-PROBLEMS = [("Tom has 3 apples and buys 4 more. How many apples?", 7),
-            ("A box holds 6 pens. How many pens in 2 boxes?", 12),
-            ("Mia had 10 coins and lost 3. How many are left?", 7)]
+PROBLEMS = [
+    ("Tom has 3 apples and buys 4 more. How many apples?", 7),
+    ("A box holds 6 pens. How many pens in 2 boxes?", 12),
+    ("Mia had 10 coins and lost 3. How many are left?", 7),
+]
 
 
 def write_problems(tmp_path):

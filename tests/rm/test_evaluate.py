@@ -45,9 +45,13 @@ VERIFYBENCH_ROWS = [
 
 def test_run_eval_rm_on_verifybench_format(tmp_path):
     data = tmp_path / "vb.jsonl"
-    data.write_text("".join(
-        json.dumps({"question": f"Problem {i}?", "answer": a, "completion": c, "gold_correct": g, "answer_type": t}) + "\n"
-        for i, (a, c, g, t) in enumerate(VERIFYBENCH_ROWS)))
+    data.write_text(
+        "".join(
+            json.dumps({"question": f"Problem {i}?", "answer": a, "completion": c, "gold_correct": g, "answer_type": t})
+            + "\n"
+            for i, (a, c, g, t) in enumerate(VERIFYBENCH_ROWS)
+        )
+    )
     out = tmp_path / "res" / "eval_rm.json"
     report = run_eval_rm(EvalRMConfig(rm="minilm-l6", data=str(data), output=str(out), batch_size=2, device="cpu"))
     assert json.loads(out.read_text()) == json.loads(json.dumps(report))
@@ -62,6 +66,10 @@ def test_run_eval_rm_on_verifybench_format(tmp_path):
     assert report["judges"]["rule_lenient"]["accuracy"] == 1.0
     assert report["per_answer_type"]["integer"]["n"] == 4
     assert report["per_answer_type"]["integer"]["rule_strict"] == pytest.approx(3 / 4)
-    assert report["per_answer_type"]["fraction"] == {"n": 1, "rm": report["per_answer_type"]["fraction"]["rm"],
-                                                     "rule_strict": 1.0, "rule_lenient": 1.0}
+    assert report["per_answer_type"]["fraction"] == {
+        "n": 1,
+        "rm": report["per_answer_type"]["fraction"]["rm"],
+        "rule_strict": 1.0,
+        "rule_lenient": 1.0,
+    }
     assert 0.0 <= report["judges"]["rm"]["accuracy"] <= 1.0

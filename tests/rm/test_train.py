@@ -16,8 +16,14 @@ def _synthetic_rows(n_questions=10, seed=0):
         for j in range(4):
             ok = j % 2 == 0
             ans = a + b if ok else a + b + rng.randint(1, 9)
-            rows.append({"question": f"Q{i}: what is {a} + {b}?", "reference": str(a + b),
-                         "completion": f"Adding gives {ans}. \\boxed{{{ans}}}", "label": ok})
+            rows.append(
+                {
+                    "question": f"Q{i}: what is {a} + {b}?",
+                    "reference": str(a + b),
+                    "completion": f"Adding gives {ans}. \\boxed{{{ans}}}",
+                    "label": ok,
+                }
+            )
     return rows
 
 
@@ -29,8 +35,9 @@ def _write_jsonl(path, rows):
 def test_train_rm_writes_model_and_metrics(tmp_path):
     data = _write_jsonl(tmp_path / "rm.jsonl", _synthetic_rows())
     out = tmp_path / "rm"
-    cfg = TrainRMConfig(data=str(data), output_dir=str(out), max_length=64, max_steps=2, eval_steps=1,
-                        batch_size=8, val_fraction=0.2)
+    cfg = TrainRMConfig(
+        data=str(data), output_dir=str(out), max_length=64, max_steps=2, eval_steps=1, batch_size=8, val_fraction=0.2
+    )
     report = run_train_rm(cfg)
     for name in ("model.safetensors", "config.json", "tokenizer.json", "cooper_rm.json", "train_metrics.json"):
         assert (out / name).is_file(), name
@@ -52,13 +59,16 @@ def test_split_is_grouped_by_question_and_deterministic():
     assert split_by_question(rows, 0.25, seed=3) == (train, val)
 
 
-@pytest.mark.parametrize("bad, field", [
-    ({"question": "q", "reference": "1", "completion": "c"}, "label"),
-    ({"question": "q", "reference": "1", "completion": "c", "label": "maybe"}, "label"),
-    ({"question": "q", "completion": "c", "label": 1}, "reference"),
-    ({"question": "", "reference": "1", "completion": "c", "label": 1}, "question"),
-    ({"question": "q", "reference": "1", "completion": 5, "label": 1}, "completion"),
-])
+@pytest.mark.parametrize(
+    "bad, field",
+    [
+        ({"question": "q", "reference": "1", "completion": "c"}, "label"),
+        ({"question": "q", "reference": "1", "completion": "c", "label": "maybe"}, "label"),
+        ({"question": "q", "completion": "c", "label": 1}, "reference"),
+        ({"question": "", "reference": "1", "completion": "c", "label": 1}, "question"),
+        ({"question": "q", "reference": "1", "completion": 5, "label": 1}, "completion"),
+    ],
+)
 def test_bad_rows_raise_data_error_naming_row_and_field(tmp_path, bad, field):
     good = {"question": "q", "reference": "1", "completion": "c", "label": 1}
     path = _write_jsonl(tmp_path / "bad.jsonl", [good, good, bad])
@@ -71,12 +81,26 @@ def test_authors_parquet_schema_and_verifybench_fields_load(tmp_path):
     import pyarrow.parquet as pq
 
     path = tmp_path / "verifyrm.parquet"
-    pq.write_table(pa.table({"question": ["What is 2+2?", "What is 3+3?"], "reference_answer": ["4", "6"],
-                             "completion": ["\\boxed{4}", "\\boxed{7}"], "label": [1, 0]}), path)
+    pq.write_table(
+        pa.table(
+            {
+                "question": ["What is 2+2?", "What is 3+3?"],
+                "reference_answer": ["4", "6"],
+                "completion": ["\\boxed{4}", "\\boxed{7}"],
+                "label": [1, 0],
+            }
+        ),
+        path,
+    )
     rows = load_rm_rows(str(path))
-    assert rows == [{"question": "What is 2+2?", "reference": "4", "completion": "\\boxed{4}", "label": 1},
-                    {"question": "What is 3+3?", "reference": "6", "completion": "\\boxed{7}", "label": 0}]
-    vb = _write_jsonl(tmp_path / "vb.jsonl", [{"question": "q", "answer": 12, "completion": "c", "gold_correct": False,
-                                                "answer_type": "integer"}])
-    assert load_rm_rows(str(vb)) == [{"question": "q", "reference": "12", "completion": "c", "label": 0,
-                                      "answer_type": "integer"}]
+    assert rows == [
+        {"question": "What is 2+2?", "reference": "4", "completion": "\\boxed{4}", "label": 1},
+        {"question": "What is 3+3?", "reference": "6", "completion": "\\boxed{7}", "label": 0},
+    ]
+    vb = _write_jsonl(
+        tmp_path / "vb.jsonl",
+        [{"question": "q", "answer": 12, "completion": "c", "gold_correct": False, "answer_type": "integer"}],
+    )
+    assert load_rm_rows(str(vb)) == [
+        {"question": "q", "reference": "12", "completion": "c", "label": 0, "answer_type": "integer"}
+    ]

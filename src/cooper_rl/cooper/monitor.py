@@ -37,8 +37,13 @@ class HackingMonitor:
         drop = mean(early, 1) - mean(late, 1)
         if rise >= self.reward_rise and drop >= self.acc_drop:
             self.n_flags += 1
-            log.warning("possible reward hacking: over the last %d steps the RM reward rose by %.3f while rule "
-                        "accuracy fell by %.3f", self.window, rise, drop)
+            log.warning(
+                "possible reward hacking: over the last %d steps the RM reward rose by %.3f while rule "
+                "accuracy fell by %.3f",
+                self.window,
+                rise,
+                drop,
+            )
             return True
         return False
 

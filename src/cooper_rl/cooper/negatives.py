@@ -24,6 +24,7 @@ from cooper_rl import verify
 
 log = logging.getLogger(__name__)
 
+
 def _parse_int_like(s: str) -> Fraction | None:
     try:
         return Fraction(s.replace(",", ""))
@@ -60,15 +61,25 @@ def corrupt_solution(solution: str, reference: str, rng: random.Random | None = 
     lines = solution.split("\n")
     pattern = re.compile(r"(?<![\d.,])" + re.escape(target) + r"(?![\d])")
     # first line where the final number appears as a computed result (after '=' or '>>'), else its last line
-    start = next((i for i, line in enumerate(lines) if re.search(r"(=|>>)\s*\$?" + re.escape(target) + r"(?![\d])", line)), None)
+    start = next(
+        (i for i, line in enumerate(lines) if re.search(r"(=|>>)\s*\$?" + re.escape(target) + r"(?![\d])", line)), None
+    )
     if start is None:
-        start = max(i for i, line in enumerate(lines) if pattern.search(line)) if any(pattern.search(x) for x in lines) else len(lines) - 1
+        start = (
+            max(i for i, line in enumerate(lines) if pattern.search(line))
+            if any(pattern.search(x) for x in lines)
+            else len(lines) - 1
+        )
     for wrong in wrong_values(target.replace(",", ""), rng):
         if "," in target and "." not in wrong:  # keep the thousands separators of the original
             wrong = f"{int(wrong):,}"
         new = lines[:start] + [pattern.sub(wrong, line) for line in lines[start:]]
         text = "\n".join(new)
-        if text != solution and verify.extract_answer(text, "lenient") is not None and not verify.verify(text, reference, "lenient"):
+        if (
+            text != solution
+            and verify.extract_answer(text, "lenient") is not None
+            and not verify.verify(text, reference, "lenient")
+        ):
             return text
     return None
 
@@ -113,8 +124,14 @@ class CorruptNegatives:
 class ChatNegatives:
     """Negatives written by an assistant LLM (an llm.OpenAIChat or llm.LocalChat) from NEGATIVE_PROMPT."""
 
-    def __init__(self, chat, temperature: float = 0.7, max_tokens: int = 1024, mode: str = "strict",
-                 max_length_ratio: float = 3.0):
+    def __init__(
+        self,
+        chat,
+        temperature: float = 0.7,
+        max_tokens: int = 1024,
+        mode: str = "strict",
+        max_length_ratio: float = 3.0,
+    ):
         self.chat = chat
         self.max_length_ratio = max_length_ratio  # a negative must be "similar-length": within this factor
         self.temperature = temperature
@@ -123,11 +140,14 @@ class ChatNegatives:
 
     def __call__(self, questions, references, positives) -> tuple[list[str | None], list[str | None]]:
         """(negatives, reasons) as CorruptNegatives; failed requests give the chat backend's failure reason."""
-        messages = [[{"role": "user", "content": NEGATIVE_PROMPT.format(question=q, solution=p)}]
-                    for q, p in zip(questions, positives)]
+        messages = [
+            [{"role": "user", "content": NEGATIVE_PROMPT.format(question=q, solution=p)}]
+            for q, p in zip(questions, positives)
+        ]
         try:
-            results, fails = self.chat.chat_many_detailed(messages, temperature=self.temperature, top_p=1.0,
-                                                          max_tokens=self.max_tokens, n=1)
+            results, fails = self.chat.chat_many_detailed(
+                messages, temperature=self.temperature, top_p=1.0, max_tokens=self.max_tokens, n=1
+            )
         except Exception as e:  # noqa: BLE001 -- the assistant must never stop training
             log.warning("negative generation failed: %s: %s", type(e).__name__, str(e)[:200])
             return [None] * len(messages), ["error"] * len(messages)
@@ -142,9 +162,16 @@ class ChatNegatives:
         return negs, reasons
 
 
-def make_negative_generator(kind: str, assistant: str | None = None, seed: int = 0, concurrency: int = 16,
-                            timeout: float = 60.0, max_retries: int = 1, max_tokens: int = 1024,
-                            temperature: float = 0.7):
+def make_negative_generator(
+    kind: str,
+    assistant: str | None = None,
+    seed: int = 0,
+    concurrency: int = 16,
+    timeout: float = 60.0,
+    max_retries: int = 1,
+    max_tokens: int = 1024,
+    temperature: float = 0.7,
+):
     """A negative generator by name: 'corrupt', 'api' (assistant = 'openai:MODEL@URL') or 'local' ('hf:NAME')."""
     from cooper_rl.llm import make_chat
 
@@ -152,9 +179,13 @@ def make_negative_generator(kind: str, assistant: str | None = None, seed: int =
         return CorruptNegatives(seed)
     if kind in ("api", "local"):
         if not assistant:
-            raise ValueError(f"negatives={kind!r} needs an assistant spec (e.g. 'openai:MODEL@http://HOST:PORT/v1' or 'hf:NAME')")
+            raise ValueError(
+                f"negatives={kind!r} needs an assistant spec (e.g. 'openai:MODEL@http://HOST:PORT/v1' or 'hf:NAME')"
+            )
         if (kind == "api") != assistant.startswith("openai:"):
-            raise ValueError(f"negatives={kind!r} does not match assistant {assistant!r} (api: 'openai:...', local: 'hf:...')")
+            raise ValueError(
+                f"negatives={kind!r} does not match assistant {assistant!r} (api: 'openai:...', local: 'hf:...')"
+            )
         chat = make_chat(assistant, concurrency=concurrency, timeout=timeout, max_retries=max_retries)
         return ChatNegatives(chat, temperature=temperature, max_tokens=max_tokens)
     raise ValueError(f"unknown negative generator {kind!r}: use corrupt, api or local")

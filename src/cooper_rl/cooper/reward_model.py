@@ -79,7 +79,9 @@ def encode_rm_inputs(tokenizer, questions, references, completions, max_length: 
     """
     questions, references, completions = list(questions), list(references), list(completions)
     if not len(questions) == len(references) == len(completions):
-        raise ValueError(f"got {len(questions)} questions, {len(references)} references, {len(completions)} completions")
+        raise ValueError(
+            f"got {len(questions)} questions, {len(references)} references, {len(completions)} completions"
+        )
     if not questions:
         return []
 
@@ -107,7 +109,11 @@ def encode_rm_inputs(tokenizer, questions, references, completions, max_length: 
 
 def _distributed() -> bool:
     """True inside an initialised torch.distributed group of more than one process."""
-    return torch.distributed.is_available() and torch.distributed.is_initialized() and torch.distributed.get_world_size() > 1
+    return (
+        torch.distributed.is_available()
+        and torch.distributed.is_initialized()
+        and torch.distributed.get_world_size() > 1
+    )
 
 
 def _all_reduce_sum(t: torch.Tensor) -> torch.Tensor:
@@ -139,7 +145,7 @@ class VerifyRM:
         return next(self.model.parameters()).device
 
     @classmethod
-    def from_pretrained(cls, name_or_path: str, max_length: int | None = None, device: str = "auto") -> "VerifyRM":
+    def from_pretrained(cls, name_or_path: str, max_length: int | None = None, device: str = "auto") -> VerifyRM:
         """Load a trained RM (a dir with cooper_rm.json) or build a fresh one on a backbone.
 
         Backbones may be registry names (cooper_rl.models), local dirs or hub ids; the classification head of
@@ -189,7 +195,12 @@ class VerifyRM:
         files of their own inside one io.atomic_dir)."""
         directory = Path(directory)
         self.meta.update(metadata or {})
-        meta = {**self.meta, "template_version": TEMPLATE_VERSION, "max_length": self.max_length, "backbone": self.backbone}
+        meta = {
+            **self.meta,
+            "template_version": TEMPLATE_VERSION,
+            "max_length": self.max_length,
+            "backbone": self.backbone,
+        }
         self.model.save_pretrained(directory)
         self.tokenizer.save_pretrained(directory)
         (directory / META_FILE).write_text(json.dumps(meta, indent=2, default=str))
@@ -213,7 +224,9 @@ class VerifyRM:
         return self._forward(self.encode(questions, references, completions))
 
     @torch.no_grad()
-    def score(self, questions, references, completions, batch_size: int = 64, sort_by_length: bool = True) -> list[float]:
+    def score(
+        self, questions, references, completions, batch_size: int = 64, sort_by_length: bool = True
+    ) -> list[float]:
         """Rewards sigmoid(logit) in the original order, computed in eval mode without grad.
 
         With sort_by_length, sequences are batched by encoded length (less padding); otherwise in input order.
@@ -233,8 +246,9 @@ class VerifyRM:
             self.model.train(was_training)
         return probs
 
-    def configure_optimizer(self, lr: float = 1e-5, weight_decay: float = 0.0, warmup_steps: int = 0,
-                            max_grad_norm: float = 1.0) -> None:
+    def configure_optimizer(
+        self, lr: float = 1e-5, weight_decay: float = 0.0, warmup_steps: int = 0, max_grad_norm: float = 1.0
+    ) -> None:
         """Create the AdamW optimizer and linear-warmup scheduler used by pairwise_update.
 
         Under torch.distributed the RM weights are first broadcast from rank 0, so all copies start equal.
@@ -268,7 +282,11 @@ class VerifyRM:
             self.configure_optimizer()
         self.model.train()
         keep = [i for i in range(n) if valid[i]]
-        n_total = _all_reduce_sum(torch.tensor([float(len(keep))], device=self.device)).item() if _distributed() else len(keep)
+        n_total = (
+            _all_reduce_sum(torch.tensor([float(len(keep))], device=self.device)).item()
+            if _distributed()
+            else len(keep)
+        )
         if keep:
             qs, rs = [questions[i] for i in keep], [references[i] for i in keep]
             s = self.logits(qs + qs, rs + rs, [pos_completions[i] for i in keep] + [neg_completions[i] for i in keep])

@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 from cooper_rl import verify
-from cooper_rl.cooper.step import cooper_step
 from cooper_rl.cooper.monitor import HackingMonitor
+from cooper_rl.cooper.step import cooper_step
 from cooper_rl.io import append_jsonl
 
 
@@ -36,8 +36,14 @@ def completion_texts(completions) -> list[str]:
 class RuleReward:
     """1.0 if the rule verifier accepts the completion's final answer vs the reference, else 0.0."""
 
-    def __init__(self, metrics_path: str | Path | None = None, monitor: HackingMonitor | None = None,
-                 mode: str = "strict", timeout: float = verify.DEFAULT_TIMEOUT, rollouts_path: str | Path | None = None):
+    def __init__(
+        self,
+        metrics_path: str | Path | None = None,
+        monitor: HackingMonitor | None = None,
+        mode: str = "strict",
+        timeout: float = verify.DEFAULT_TIMEOUT,
+        rollouts_path: str | Path | None = None,
+    ):
         self.metrics_path = Path(metrics_path) if metrics_path else None
         self.rollouts_path = Path(rollouts_path) if rollouts_path else None
         self.monitor = monitor
@@ -48,16 +54,28 @@ class RuleReward:
         """(rewards, extra metrics) for verified completions; subclasses replace this."""
         return [float(v) for v in verdicts], {}
 
-    def __call__(self, prompts=None, completions=None, question=None, reference=None, log_metric=None,
-                 trainer_state=None, **kwargs) -> list[float]:
+    def __call__(
+        self,
+        prompts=None,
+        completions=None,
+        question=None,
+        reference=None,
+        log_metric=None,
+        trainer_state=None,
+        **kwargs,
+    ) -> list[float]:
         """TRL reward-function entry point: one float per completion, metrics logged as a side effect."""
         texts = completion_texts(completions)
         t0 = time.perf_counter()
         verdicts = verify.verify_batch(texts, reference, self.mode, self.timeout)
         t_verify = time.perf_counter() - t0
         rewards, extra = self.rewards(list(question), list(reference), texts, verdicts)
-        metrics = {"rule_accuracy": sum(verdicts) / len(verdicts), "reward_mean": sum(rewards) / len(rewards), **extra,
-                   "time/verify": t_verify}
+        metrics = {
+            "rule_accuracy": sum(verdicts) / len(verdicts),
+            "reward_mean": sum(rewards) / len(rewards),
+            **extra,
+            "time/verify": t_verify,
+        }
         if self.monitor is not None:
             metrics["hacking_warning"] = float(self.monitor.update(metrics["reward_mean"], metrics["rule_accuracy"]))
         self.last_metrics = metrics
@@ -70,17 +88,36 @@ class RuleReward:
         if self.metrics_path is not None and main:
             append_jsonl(self.metrics_path, [{"step": step, "time": time.time(), **metrics}])
         if self.rollouts_path is not None and main:
-            append_jsonl(self.rollouts_path, ({"step": step, "question": q, "reference": r, "completion": c,
-                                               "verdict": bool(v), "reward": float(w)}
-                                              for q, r, c, v, w in zip(question, reference, texts, verdicts, rewards)))
+            append_jsonl(
+                self.rollouts_path,
+                (
+                    {
+                        "step": step,
+                        "question": q,
+                        "reference": r,
+                        "completion": c,
+                        "verdict": bool(v),
+                        "reward": float(w),
+                    }
+                    for q, r, c, v, w in zip(question, reference, texts, verdicts, rewards)
+                ),
+            )
         return rewards
 
 
 class ModelReward(RuleReward):
     """sigmoid score of a frozen VerifyRM; logs rule accuracy and RM-vs-rule agreement too."""
 
-    def __init__(self, rm, metrics_path=None, monitor=None, mode: str = "strict", timeout: float = verify.DEFAULT_TIMEOUT,
-                 batch_size: int = 64, rollouts_path=None):
+    def __init__(
+        self,
+        rm,
+        metrics_path=None,
+        monitor=None,
+        mode: str = "strict",
+        timeout: float = verify.DEFAULT_TIMEOUT,
+        batch_size: int = 64,
+        rollouts_path=None,
+    ):
         super().__init__(metrics_path, monitor, mode, timeout, rollouts_path)
         self.rm, self.batch_size = rm, batch_size
 
@@ -96,8 +133,18 @@ class ModelReward(RuleReward):
 class CooperReward(ModelReward):
     """ModelReward whose RM is then updated on this step's rollouts (Cooper co-optimization)."""
 
-    def __init__(self, rm, negatives, pairs_per_prompt: int = 1, metrics_path=None, monitor=None,
-                 mode: str = "strict", timeout: float = verify.DEFAULT_TIMEOUT, batch_size: int = 64, rollouts_path=None):
+    def __init__(
+        self,
+        rm,
+        negatives,
+        pairs_per_prompt: int = 1,
+        metrics_path=None,
+        monitor=None,
+        mode: str = "strict",
+        timeout: float = verify.DEFAULT_TIMEOUT,
+        batch_size: int = 64,
+        rollouts_path=None,
+    ):
         super().__init__(rm, metrics_path, monitor, mode, timeout, batch_size, rollouts_path)
         self.negatives, self.pairs_per_prompt = negatives, pairs_per_prompt
 

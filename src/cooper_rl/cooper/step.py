@@ -18,6 +18,7 @@ from collections import Counter
 
 import torch
 
+
 def select_positives(questions, references, completions, verdicts, pairs_per_prompt: int = 1) -> list[int]:
     """Indices of positive rollouts: per prompt (question, reference), up to `pairs_per_prompt` distinct
     completions whose verdict (rule verifier vs the reference) is True, in rollout order."""

@@ -49,7 +49,9 @@ class StepProfiler(TrainerCallback):
         self.path = Path(path) if path else None
         self.acc: dict[str, float] = defaultdict(float)
         self._t0 = None
-        wrap_trainer_method(trainer, "generate", self._timed(lambda *a, **k: "generation", on_result=self._count_tokens))
+        wrap_trainer_method(
+            trainer, "generate", self._timed(lambda *a, **k: "generation", on_result=self._count_tokens)
+        )
         wrap_trainer_method(trainer, "calculate_rewards", self._timed(lambda *a, **k: "reward"))
         wrap_trainer_method(trainer, "prepare_inputs", self._timed(lambda *a, **k: "prepare_inputs"))
         wrap_trainer_method(trainer, "logps", self._timed(self._logps_phase))
@@ -62,12 +64,14 @@ class StepProfiler(TrainerCallback):
         return "policy_logprobs" if torch.is_grad_enabled() else "old_logprobs"
 
     def _count_tokens(self, result) -> None:
-        """Token counts of one _generate result (prompt_ids, completion_ids, ...): real and padded."""
+        """Token counts of one generation result (prompt_ids, completion_ids, ...): real and padded."""
         prompt_ids, completion_ids = result[0], result[1]
         self.acc["prompt_tokens"] += sum(len(x) for x in prompt_ids)
         self.acc["completion_tokens"] += sum(len(x) for x in completion_ids)
         if prompt_ids:  # sequences as the log-prob/update forwards see them: padded to the longest
-            self.acc["padded_tokens"] += len(prompt_ids) * (max(map(len, prompt_ids)) + max(map(len, completion_ids), default=0))
+            self.acc["padded_tokens"] += len(prompt_ids) * (
+                max(map(len, prompt_ids)) + max(map(len, completion_ids), default=0)
+            )
 
     def _timed(self, phase_of, on_result=None):
         """A wrapper factory: fn -> fn that adds its wall time to the phase ``phase_of(*args)`` names."""
@@ -126,7 +130,8 @@ class EvalCallback(TrainerCallback):
     top-p 0.95) and, with cfg.rm_eval_data, the RM's metrics on that labelled file. One JSON line per
     evaluation in output_dir/evals.jsonl; samples under output_dir/eval/step-N."""
 
-    def __init__(self, cfg: RLConfig, trainer, reward):
+    def __init__(self, cfg, trainer, reward):
+        """cfg: the run's RLConfig; trainer: its GRPOTrainer; reward: its reward callable."""
         from cooper_rl.rm.data import load_rm_rows
 
         self.cfg, self.trainer, self.reward = cfg, trainer, reward
@@ -141,26 +146,63 @@ class EvalCallback(TrainerCallback):
         model = self.trainer.accelerator.unwrap_model(self.trainer.model)
         was_training = model.training
         model.eval()
-        ecfg = EvalConfig(model=cfg.policy, datasets=cfg.eval_datasets, k=cfg.eval_k, prompt_template=cfg.prompt_template,
-                          max_new_tokens=cfg.eval_max_new_tokens or cfg.max_completion_length, batch_size=cfg.eval_batch_size,
-                          output_dir=str(out / "eval" / f"step-{step}"), seed=cfg.seed + step, resume=False)
+        ecfg = EvalConfig(
+            model=cfg.policy,
+            datasets=cfg.eval_datasets,
+            k=cfg.eval_k,
+            prompt_template=cfg.prompt_template,
+            max_new_tokens=cfg.eval_max_new_tokens or cfg.max_completion_length,
+            batch_size=cfg.eval_batch_size,
+            output_dir=str(out / "eval" / f"step-{step}"),
+            seed=cfg.seed + step,
+            resume=False,
+        )
         t0 = time.perf_counter()
         try:  # evaluate() seeds torch: keep the training RNG streams untouched
             with torch.random.fork_rng(devices=range(torch.cuda.device_count())):
                 summary = evaluate(ecfg, model=model, tokenizer=self.trainer.processing_class)
         finally:
             model.train(was_training)
-        rec = {"step": step, "eval_seconds": time.perf_counter() - t0,
-               "policy": {name: {k: v for k, v in d.items() if k in ("avg@k_strict", "avg@k_lenient", "pass@k_strict", "answered_rate", "mean_new_tokens", "n_problems")}
-                          for name, d in summary["per_dataset"].items()}}
+        rec = {
+            "step": step,
+            "eval_seconds": time.perf_counter() - t0,
+            "policy": {
+                name: {
+                    k: v
+                    for k, v in d.items()
+                    if k
+                    in (
+                        "avg@k_strict",
+                        "avg@k_lenient",
+                        "pass@k_strict",
+                        "answered_rate",
+                        "mean_new_tokens",
+                        "n_problems",
+                    )
+                }
+                for name, d in summary["per_dataset"].items()
+            },
+        }
         rm = getattr(self.reward, "rm", None)
         if self.rm_rows is not None and rm is not None:
-            q, r, c, y = (list(x) for x in zip(*[(row["question"], row["reference"], row["completion"], row["label"]) for row in self.rm_rows]))
+            q, r, c, y = (
+                list(x)
+                for x in zip(
+                    *[(row["question"], row["reference"], row["completion"], row["label"]) for row in self.rm_rows]
+                )
+            )
             probs = rm.score(q, r, c, batch_size=cfg.rm_batch_size)
             rec["rm"] = binary_metrics(y, probs)
         append_jsonl(out / "evals.jsonl", [rec])
-        print(json.dumps({"eval_step": step, **{n: round(d["avg@k_strict"], 4) for n, d in rec["policy"].items()},
-                          **({"rm_accuracy": round(rec["rm"]["accuracy"], 4)} if "rm" in rec else {})}))
+        print(
+            json.dumps(
+                {
+                    "eval_step": step,
+                    **{n: round(d["avg@k_strict"], 4) for n, d in rec["policy"].items()},
+                    **({"rm_accuracy": round(rec["rm"]["accuracy"], 4)} if "rm" in rec else {}),
+                }
+            )
+        )
         return rec
 
     def on_train_begin(self, args, state, control, **kwargs):

@@ -31,12 +31,17 @@ def save_rm_state(reward, checkpoint_dir: str | os.PathLike) -> Path:
     target = Path(checkpoint_dir) / RM_DIR
     with atomic_dir(target) as tmp:
         reward.rm.save_pretrained(tmp)
-        torch.save({
-            "optimizer": reward.rm.optimizer.state_dict(),
-            "scheduler": reward.rm.scheduler.state_dict(),
-            "negatives_rng": reward.negatives.rng.getstate() if isinstance(reward.negatives, CorruptNegatives) else None,
-            "monitor": reward.monitor.state_dict() if reward.monitor is not None else None,
-        }, tmp / RM_STATE)
+        torch.save(
+            {
+                "optimizer": reward.rm.optimizer.state_dict(),
+                "scheduler": reward.rm.scheduler.state_dict(),
+                "negatives_rng": reward.negatives.rng.getstate()
+                if isinstance(reward.negatives, CorruptNegatives)
+                else None,
+                "monitor": reward.monitor.state_dict() if reward.monitor is not None else None,
+            },
+            tmp / RM_STATE,
+        )
     return target
 
 

@@ -13,7 +13,6 @@ Sources: any problem source of `cooper data` whose rows carry a worked solution 
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -25,21 +24,45 @@ from cooper_rl.io import atomic_write_json
 class SFTRunConfig:
     """Options of ``cooper sft``."""
 
-    policy: str = field(default="smollm2-135m-instruct", metadata={"help": "Policy: registry name, local path or hub id."})
-    datasets: list[str] = field(default_factory=lambda: ["builtin:train:2000:1,2"],
-                                metadata={"help": "Problem sources with worked solutions (see cooper data)."})
-    answer_style: str = field(default="boxed", metadata={"help": "Final line of each solution: boxed, hash, answer_is, plain."})
-    prompt_template: str = PROMPT_TEMPLATE
-    num_train_epochs: float = 1.0
+    policy: str = field(
+        default="smollm2-135m-instruct", metadata={"help": "Policy: registry name, local path or hub id."}
+    )
+    datasets: list[str] = field(
+        default_factory=lambda: ["builtin:train:2000:1,2"],
+        metadata={"help": "Problem sources with worked solutions (see cooper data)."},
+    )
+    answer_style: str = field(
+        default="boxed", metadata={"help": "Final line of each solution: boxed, hash, answer_is, plain."}
+    )
+    prompt_template: str = field(
+        default=PROMPT_TEMPLATE,
+        metadata={
+            "help": "User message; format string with {question} (the same prompt as cooper rl and cooper eval)."
+        },
+    )
+    num_train_epochs: float = field(
+        default=1.0, metadata={"help": "Passes over the solutions (max_steps > 0 overrides)."}
+    )
     max_steps: int = field(default=-1, metadata={"help": "Stop after N optimizer steps (-1: the epochs decide)."})
-    batch_size: int = 8
-    learning_rate: float = 5e-5
-    max_length: int = 512
-    bf16_autocast: bool = field(default=False, metadata={"help": "fp32 weights, bf16 autocast compute (CPU with AMX: ~1.5x)."})
-    save_steps: int = 50
+    batch_size: int = field(default=8, metadata={"help": "Examples per optimizer step."})
+    learning_rate: float = field(
+        default=5e-5,
+        metadata={"help": "AdamW learning rate (cosine schedule after a warm-up over the first 5 percent of steps)."},
+    )
+    max_length: int = field(
+        default=512, metadata={"help": "Longest prompt + solution, in tokens (longer ones are truncated)."}
+    )
+    bf16_autocast: bool = field(
+        default=False, metadata={"help": "fp32 weights, bf16 autocast compute (CPU with AMX: ~1.5x)."}
+    )
+    save_steps: int = field(
+        default=50, metadata={"help": "Checkpoint every N steps (the last one is kept, for --resume_from_checkpoint)."}
+    )
     resume_from_checkpoint: str | None = field(default=None, metadata={"help": "A checkpoint-N dir, or 'last'."})
-    output_dir: str = "results/sft"
-    seed: int = 0
+    output_dir: str = field(
+        default="results/sft", metadata={"help": "Where checkpoints, policy/ (safetensors) and sft_summary.json go."}
+    )
+    seed: int = field(default=0, metadata={"help": "Seed of training and of the built-in problem generator."})
 
 
 def sft_rows(cfg: SFTRunConfig) -> tuple[list[dict], int]:
@@ -54,8 +77,12 @@ def sft_rows(cfg: SFTRunConfig) -> tuple[list[dict], int]:
             if target is None:
                 skipped += 1
                 continue
-            rows.append({"prompt": chat_messages(p.question, cfg.prompt_template),
-                         "completion": [{"role": "assistant", "content": target}]})
+            rows.append(
+                {
+                    "prompt": chat_messages(p.question, cfg.prompt_template),
+                    "completion": [{"role": "assistant", "content": target}],
+                }
+            )
     if not rows:
         raise ValueError(f"no worked solutions ending in '#### N' in {cfg.datasets}")
     return rows, skipped
@@ -78,23 +105,44 @@ def run_sft(cfg: SFTRunConfig) -> dict:
     tokenizer = load_tokenizer(cfg.policy)
     tokenizer.padding_side = "right"
     args = SFTConfig(
-        output_dir=str(out), seed=cfg.seed, num_train_epochs=cfg.num_train_epochs, max_steps=cfg.max_steps,
-        per_device_train_batch_size=cfg.batch_size, learning_rate=cfg.learning_rate, lr_scheduler_type="cosine",
-        warmup_steps=0.05, max_length=cfg.max_length, completion_only_loss=True, logging_steps=5,
-        save_strategy="steps", save_steps=cfg.save_steps, save_total_limit=1, report_to="none",
-        bf16=cfg.bf16_autocast, use_cpu=not torch.cuda.is_available(), model_init_kwargs={"dtype": "float32"},
+        output_dir=str(out),
+        seed=cfg.seed,
+        num_train_epochs=cfg.num_train_epochs,
+        max_steps=cfg.max_steps,
+        per_device_train_batch_size=cfg.batch_size,
+        learning_rate=cfg.learning_rate,
+        lr_scheduler_type="cosine",
+        warmup_steps=0.05,
+        max_length=cfg.max_length,
+        completion_only_loss=True,
+        logging_steps=5,
+        save_strategy="steps",
+        save_steps=cfg.save_steps,
+        save_total_limit=1,
+        report_to="none",
+        bf16=cfg.bf16_autocast,
+        use_cpu=not torch.cuda.is_available(),
+        model_init_kwargs={"dtype": "float32"},
     )
-    trainer = SFTTrainer(model=resolve_model(cfg.policy), args=args, train_dataset=Dataset.from_list(rows),
-                         processing_class=tokenizer)
+    trainer = SFTTrainer(
+        model=resolve_model(cfg.policy), args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer
+    )
     result = trainer.train(resume_from_checkpoint=checkpoint)
     policy_dir = out / "policy"
     trainer.save_model(str(policy_dir))  # safetensors
     tokenizer.padding_side = "left"
     tokenizer.save_pretrained(str(policy_dir))
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
-    summary = {"policy_dir": str(policy_dir), "n_examples": len(rows), "n_skipped": skipped,
-               "global_step": trainer.state.global_step, "resumed_from": checkpoint, "train_loss": result.training_loss,
-               "first_logged_loss": losses[0] if losses else None, "last_logged_loss": losses[-1] if losses else None,
-               "config": asdict(cfg)}
+    summary = {
+        "policy_dir": str(policy_dir),
+        "n_examples": len(rows),
+        "n_skipped": skipped,
+        "global_step": trainer.state.global_step,
+        "resumed_from": checkpoint,
+        "train_loss": result.training_loss,
+        "first_logged_loss": losses[0] if losses else None,
+        "last_logged_loss": losses[-1] if losses else None,
+        "config": asdict(cfg),
+    }
     atomic_write_json(out / "sft_summary.json", summary)
     return summary

@@ -29,8 +29,15 @@ from cooper_rl.cooper.rewards import CooperReward, ModelReward, RuleReward
 from cooper_rl.generation import PROMPT_TEMPLATE, build_prompt, chat_messages
 from cooper_rl.io import atomic_write_json
 from cooper_rl.rl.callbacks import EvalCallback, FP32Generation, StepProfiler
-from cooper_rl.rl.checkpoint import (RM_DIR, RM_STATE, RMCheckpointCallback, checkpoint_step, load_rm_state,
-                                     resolve_checkpoint, trim_logs)
+from cooper_rl.rl.checkpoint import (
+    RM_DIR,
+    RM_STATE,
+    RMCheckpointCallback,
+    checkpoint_step,
+    load_rm_state,
+    resolve_checkpoint,
+    trim_logs,
+)
 from cooper_rl.rl.trl_internals import check_trl
 
 
@@ -38,62 +45,148 @@ from cooper_rl.rl.trl_internals import check_trl
 class RLConfig:
     """Options of ``cooper rl``."""
 
-    reward: str = field(default="cooper", metadata={"help": "rule (verifier), model (frozen VerifyRM) or cooper (VerifyRM co-optimized)."})
-    policy: str = field(default="smollm2-135m-instruct", metadata={"help": "Policy: registry name, local path or hub id."})
-    rm: str = field(default="minilm-l6", metadata={"help": "Reward model: a trained VerifyRM dir or a backbone for a fresh one."})
+    reward: str = field(
+        default="cooper",
+        metadata={"help": "rule (verifier), model (frozen VerifyRM) or cooper (VerifyRM co-optimized)."},
+    )
+    policy: str = field(
+        default="smollm2-135m-instruct", metadata={"help": "Policy: registry name, local path or hub id."}
+    )
+    rm: str = field(
+        default="minilm-l6", metadata={"help": "Reward model: a trained VerifyRM dir or a backbone for a fresh one."}
+    )
     rm_max_length: int | None = field(default=None, metadata={"help": "RM input tokens (default: the RM's own)."})
-    datasets: list[str] = field(default_factory=lambda: ["builtin:train:256"], metadata={"help": "Training problem sources (see cooper data)."})
-    question_field: str | None = None
-    answer_field: str | None = None
-    prompt_template: str = field(default=PROMPT_TEMPLATE, metadata={"help": "User message; format string with {question}."})
+    datasets: list[str] = field(
+        default_factory=lambda: ["builtin:train:256"], metadata={"help": "Training problem sources (see cooper data)."}
+    )
+    question_field: str | None = field(
+        default=None, metadata={"help": "Question column of file sources (auto-detected if unset)."}
+    )
+    answer_field: str | None = field(
+        default=None, metadata={"help": "Reference answer column of file sources (auto-detected if unset)."}
+    )
+    prompt_template: str = field(
+        default=PROMPT_TEMPLATE, metadata={"help": "User message; format string with {question}."}
+    )
     num_generations: int = field(default=4, metadata={"help": "G: completions per prompt."})
     prompts_per_step: int = field(default=2, metadata={"help": "Prompts per optimizer step (over all processes)."})
-    gradient_accumulation_steps: int = 1
+    gradient_accumulation_steps: int = field(
+        default=1,
+        metadata={"help": "Micro-batches per optimizer step (prompts_per_step * num_generations is split over them)."},
+    )
     beta: float = field(default=1e-3, metadata={"help": "KL coefficient (k3 estimator) to the reference policy."})
     learning_rate: float = field(default=1e-6, metadata={"help": "Policy learning rate."})
-    lr_scheduler_type: str = "constant"
+    lr_scheduler_type: str = field(
+        default="constant",
+        metadata={"help": "Policy learning-rate schedule (transformers names: constant, linear, cosine, ...)."},
+    )
     loss_type: str = field(default="grpo", metadata={"help": "TRL loss_type: grpo (paper), dapo, dr_grpo, bnpo, ..."})
-    temperature: float = 1.0
-    top_p: float = 1.0
+    temperature: float = field(default=1.0, metadata={"help": "Rollout sampling temperature (paper: 1.0)."})
+    top_p: float = field(default=1.0, metadata={"help": "Rollout nucleus sampling threshold."})
     max_prompt_length: int | None = field(default=512, metadata={"help": "Drop prompts longer than this (tokens)."})
-    max_completion_length: int = 128
-    rm_learning_rate: float = 1e-5
-    rm_weight_decay: float = 0.0
-    rm_warmup_steps: int = 0
+    max_completion_length: int = field(
+        default=128, metadata={"help": "Longest rollout, in new tokens (paper: 512; CPU preset: 128)."}
+    )
+    rm_learning_rate: float = field(
+        default=1e-5, metadata={"help": "AdamW learning rate of the co-optimized RM (paper: 1e-5)."}
+    )
+    rm_weight_decay: float = field(default=0.0, metadata={"help": "AdamW weight decay of the co-optimized RM."})
+    rm_warmup_steps: int = field(
+        default=0, metadata={"help": "RM updates with a linear learning-rate warm-up (0: none)."}
+    )
     rm_batch_size: int = field(default=64, metadata={"help": "Sequences per RM scoring forward pass."})
     negatives: str = field(default="corrupt", metadata={"help": "Negative generator: corrupt (offline), api or local."})
-    assistant: str | None = field(default=None, metadata={"help": "api: 'openai:MODEL@http://HOST:PORT/v1'; local: 'hf:NAME'."})
-    assistant_concurrency: int = 16
+    assistant: str | None = field(
+        default=None, metadata={"help": "api: 'openai:MODEL@http://HOST:PORT/v1'; local: 'hf:NAME'."}
+    )
+    assistant_concurrency: int = field(
+        default=16, metadata={"help": "Assistant requests in flight at once (api negatives)."}
+    )
     assistant_timeout: float = field(default=60.0, metadata={"help": "Seconds per assistant request."})
-    assistant_max_retries: int = 1
-    assistant_max_tokens: int = 1024
-    assistant_temperature: float = 0.7
-    pairs_per_prompt: int = 1
-    monitor_window: int = 20
-    monitor_reward_rise: float = 0.1
-    monitor_acc_drop: float = 0.05
-    verify_timeout: float = verify.DEFAULT_TIMEOUT
-    max_steps: int = 100
-    save_steps: int = 50
-    save_total_limit: int | None = None
-    logging_steps: int = 1
-    output_dir: str = "results/rl"
-    seed: int = 0
+    assistant_max_retries: int = field(
+        default=1, metadata={"help": "Retries of a failed assistant request (timeouts, 429, 5xx)."}
+    )
+    assistant_max_tokens: int = field(
+        default=1024, metadata={"help": "Longest negative the assistant may write, in tokens."}
+    )
+    assistant_temperature: float = field(
+        default=0.7, metadata={"help": "Assistant sampling temperature for negatives."}
+    )
+    pairs_per_prompt: int = field(
+        default=1,
+        metadata={"help": "Up to N (positive, negative) pairs per prompt, from distinct correct rollouts (paper: 1)."},
+    )
+    monitor_window: int = field(
+        default=20, metadata={"help": "Hacking monitor: steps compared (first half vs second half of the window)."}
+    )
+    monitor_reward_rise: float = field(
+        default=0.1,
+        metadata={
+            "help": "Hacking monitor: least rise of the mean reward over the window (second half vs first) that flags a step."
+        },
+    )
+    monitor_acc_drop: float = field(
+        default=0.05,
+        metadata={
+            "help": "Hacking monitor: least fall of the rollouts' rule accuracy over the window that flags a step (both must hold)."
+        },
+    )
+    verify_timeout: float = field(
+        default=verify.DEFAULT_TIMEOUT,
+        metadata={"help": "Rule-verifier limit per symbolic check (s); a check past it counts as wrong."},
+    )
+    max_steps: int = field(default=100, metadata={"help": "Optimizer steps to train."})
+    save_steps: int = field(
+        default=50, metadata={"help": "Checkpoint (policy, optimizer and, in cooper mode, the RM) every N steps."}
+    )
+    save_total_limit: int | None = field(default=None, metadata={"help": "Keep at most N checkpoints (None: all)."})
+    logging_steps: int = field(default=1, metadata={"help": "Log TRL metrics every N steps."})
+    output_dir: str = field(
+        default="results/rl",
+        metadata={"help": "Where checkpoints, logs (metrics/rollouts/timing/evals jsonl), policy/ and rm/ go."},
+    )
+    seed: int = field(
+        default=0, metadata={"help": "Seed of training, sampling, negatives and the built-in problem generator."}
+    )
     report_to: str = field(default="none", metadata={"help": "none, tensorboard, wandb, trackio, ..."})
-    use_vllm: bool = False
+    use_vllm: bool = field(
+        default=False, metadata={"help": "Generate rollouts with vLLM (GPU; install the vllm extra)."}
+    )
     vllm_mode: str = field(default="colocate", metadata={"help": "colocate or server (TRL)."})
-    bf16: bool = False
-    bf16_autocast: bool = field(default=False, metadata={"help": "fp32 weights/optimizer, bf16 autocast for the log-prob forwards and backward (CPU with AMX: ~1.5x faster update); rollouts are generated in fp32."})
-    gradient_checkpointing: bool = False
-    cache_implementation: str | None = field(default=None, metadata={"help": "KV cache of HF generate rollouts (e.g. static); default dynamic."})
-    resume_from_checkpoint: str | None = field(default=None, metadata={"help": "A checkpoint-N dir, or 'last' for the newest in output_dir."})
-    log_rollouts: bool = field(default=True, metadata={"help": "Append every rollout with its verdict and reward to output_dir/rollouts.jsonl."})
-    eval_steps: int = field(default=0, metadata={"help": "Evaluate the policy (avg@k) and the RM every N steps and at step 0 (0: never)."})
-    eval_datasets: list[str] = field(default_factory=lambda: ["builtin:test:32"], metadata={"help": "Held-out problem sources for avg@k."})
+    bf16: bool = field(default=False, metadata={"help": "Policy weights in bf16 (GPU); on CPU prefer bf16_autocast."})
+    bf16_autocast: bool = field(
+        default=False,
+        metadata={
+            "help": "fp32 weights/optimizer, bf16 autocast for the log-prob forwards and backward (CPU with AMX: ~1.5x faster update); rollouts are generated in fp32."
+        },
+    )
+    gradient_checkpointing: bool = field(
+        default=False, metadata={"help": "Recompute activations in the backward pass (less memory, slower)."}
+    )
+    cache_implementation: str | None = field(
+        default=None, metadata={"help": "KV cache of HF generate rollouts (e.g. static); default dynamic."}
+    )
+    resume_from_checkpoint: str | None = field(
+        default=None, metadata={"help": "A checkpoint-N dir, or 'last' for the newest in output_dir."}
+    )
+    log_rollouts: bool = field(
+        default=True,
+        metadata={"help": "Append every rollout with its verdict and reward to output_dir/rollouts.jsonl."},
+    )
+    eval_steps: int = field(
+        default=0, metadata={"help": "Evaluate the policy (avg@k) and the RM every N steps and at step 0 (0: never)."}
+    )
+    eval_datasets: list[str] = field(
+        default_factory=lambda: ["builtin:test:32"], metadata={"help": "Held-out problem sources for avg@k."}
+    )
     eval_k: int = field(default=4, metadata={"help": "Samples per problem in the periodic evaluation (paper: 8)."})
     eval_max_new_tokens: int | None = field(default=None, metadata={"help": "Default: max_completion_length."})
-    eval_batch_size: int = 64
-    rm_eval_data: str | None = field(default=None, metadata={"help": "Labelled file for the RM's accuracy over training (model/cooper)."})
+    eval_batch_size: int = field(
+        default=64, metadata={"help": "Sequences per generate() call in the periodic evaluation."}
+    )
+    rm_eval_data: str | None = field(
+        default=None, metadata={"help": "Labelled file for the RM's accuracy over training (model/cooper)."}
+    )
 
 
 def build_dataset(cfg: RLConfig, tokenizer):
@@ -105,10 +198,15 @@ def build_dataset(cfg: RLConfig, tokenizer):
     chat = bool(getattr(tokenizer, "chat_template", None))
     rows, dropped = [], 0
     for source in cfg.datasets:
-        for p in load_problems(source, question_field=cfg.question_field, answer_field=cfg.answer_field, seed=cfg.seed).problems:
+        for p in load_problems(
+            source, question_field=cfg.question_field, answer_field=cfg.answer_field, seed=cfg.seed
+        ).problems:
             messages = chat_messages(p.question, cfg.prompt_template)
             text = build_prompt(tokenizer, p.question, cfg.prompt_template)  # what the policy will read
-            if cfg.max_prompt_length and len(tokenizer(text, add_special_tokens=False)["input_ids"]) > cfg.max_prompt_length:
+            if (
+                cfg.max_prompt_length
+                and len(tokenizer(text, add_special_tokens=False)["input_ids"]) > cfg.max_prompt_length
+            ):
                 dropped += 1
                 continue
             # conversational rows when the tokenizer has a chat template: TRL applies it
@@ -130,8 +228,12 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
     from cooper_rl.cooper.reward_model import VerifyRM
 
     metrics_path = Path(cfg.output_dir) / "metrics.jsonl"
-    common = {"metrics_path": metrics_path, "mode": "strict", "timeout": cfg.verify_timeout,
-              "rollouts_path": Path(cfg.output_dir) / "rollouts.jsonl" if cfg.log_rollouts else None}
+    common = {
+        "metrics_path": metrics_path,
+        "mode": "strict",
+        "timeout": cfg.verify_timeout,
+        "rollouts_path": Path(cfg.output_dir) / "rollouts.jsonl" if cfg.log_rollouts else None,
+    }
     if cfg.reward == "rule":
         return RuleReward(**common)
     monitor = HackingMonitor(cfg.monitor_window, cfg.monitor_reward_rise, cfg.monitor_acc_drop)
@@ -149,8 +251,15 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
     rm = VerifyRM.from_pretrained(source, max_length=cfg.rm_max_length, device=_rm_device())
     rm.configure_optimizer(lr=cfg.rm_learning_rate, weight_decay=cfg.rm_weight_decay, warmup_steps=cfg.rm_warmup_steps)
     negatives = make_negative_generator(
-        cfg.negatives, cfg.assistant, seed=cfg.seed, concurrency=cfg.assistant_concurrency, timeout=cfg.assistant_timeout,
-        max_retries=cfg.assistant_max_retries, max_tokens=cfg.assistant_max_tokens, temperature=cfg.assistant_temperature)
+        cfg.negatives,
+        cfg.assistant,
+        seed=cfg.seed,
+        concurrency=cfg.assistant_concurrency,
+        timeout=cfg.assistant_timeout,
+        max_retries=cfg.assistant_max_retries,
+        max_tokens=cfg.assistant_max_tokens,
+        temperature=cfg.assistant_temperature,
+    )
     reward = CooperReward(rm, negatives, cfg.pairs_per_prompt, monitor=monitor, batch_size=cfg.rm_batch_size, **common)
     if checkpoint is not None:
         load_rm_state(reward, checkpoint)
@@ -166,11 +275,14 @@ def build_trainer(cfg: RLConfig):
     world = int(os.environ.get("WORLD_SIZE", "1"))
     per_step = cfg.prompts_per_step * cfg.num_generations
     if per_step % (world * cfg.gradient_accumulation_steps):
-        raise ValueError(f"prompts_per_step * num_generations = {per_step} must be divisible by "
-                         f"processes ({world}) * gradient_accumulation_steps ({cfg.gradient_accumulation_steps})")
+        raise ValueError(
+            f"prompts_per_step * num_generations = {per_step} must be divisible by "
+            f"processes ({world}) * gradient_accumulation_steps ({cfg.gradient_accumulation_steps})"
+        )
     check_trl()
-    checkpoint = resolve_checkpoint(cfg.output_dir, cfg.resume_from_checkpoint,
-                                    require=f"{RM_DIR}/{RM_STATE}" if cfg.reward == "cooper" else None)
+    checkpoint = resolve_checkpoint(
+        cfg.output_dir, cfg.resume_from_checkpoint, require=f"{RM_DIR}/{RM_STATE}" if cfg.reward == "cooper" else None
+    )
     if int(os.environ.get("RANK", "0")) == 0:  # resumed steps are logged again; a fresh start owns its logs
         trim_logs(cfg.output_dir, -1 if checkpoint is None else checkpoint_step(checkpoint))
     tokenizer = load_tokenizer(cfg.policy)
@@ -178,21 +290,38 @@ def build_trainer(cfg: RLConfig):
     dataset, dropped = build_dataset(cfg, tokenizer)
     reward = build_reward(cfg, checkpoint if cfg.reward == "cooper" else None)
     args = GRPOConfig(
-        output_dir=cfg.output_dir, seed=cfg.seed, max_steps=cfg.max_steps,
-        learning_rate=cfg.learning_rate, lr_scheduler_type=cfg.lr_scheduler_type,
+        output_dir=cfg.output_dir,
+        seed=cfg.seed,
+        max_steps=cfg.max_steps,
+        learning_rate=cfg.learning_rate,
+        lr_scheduler_type=cfg.lr_scheduler_type,
         per_device_train_batch_size=per_step // (world * cfg.gradient_accumulation_steps),
         gradient_accumulation_steps=cfg.gradient_accumulation_steps,
-        num_generations=cfg.num_generations, max_completion_length=cfg.max_completion_length,
-        temperature=cfg.temperature, top_p=cfg.top_p,
-        beta=cfg.beta, loss_type=cfg.loss_type, scale_rewards="group",
-        logging_steps=cfg.logging_steps, save_strategy="steps", save_steps=cfg.save_steps,
-        save_total_limit=cfg.save_total_limit, report_to=cfg.report_to,
-        use_vllm=cfg.use_vllm, vllm_mode=cfg.vllm_mode, bf16=cfg.bf16 or cfg.bf16_autocast, use_cpu=not torch.cuda.is_available(),
-        gradient_checkpointing=cfg.gradient_checkpointing, cache_implementation=cfg.cache_implementation,
+        num_generations=cfg.num_generations,
+        max_completion_length=cfg.max_completion_length,
+        temperature=cfg.temperature,
+        top_p=cfg.top_p,
+        beta=cfg.beta,
+        loss_type=cfg.loss_type,
+        scale_rewards="group",
+        logging_steps=cfg.logging_steps,
+        save_strategy="steps",
+        save_steps=cfg.save_steps,
+        save_total_limit=cfg.save_total_limit,
+        report_to=cfg.report_to,
+        use_vllm=cfg.use_vllm,
+        vllm_mode=cfg.vllm_mode,
+        bf16=cfg.bf16 or cfg.bf16_autocast,
+        use_cpu=not torch.cuda.is_available(),
+        gradient_checkpointing=cfg.gradient_checkpointing,
+        cache_implementation=cfg.cache_implementation,
         model_init_kwargs={"dtype": "bfloat16" if cfg.bf16 else "float32"},
     )
     trainer = GRPOTrainer(
-        model=resolve_model(cfg.policy), reward_funcs=reward, args=args, train_dataset=dataset,
+        model=resolve_model(cfg.policy),
+        reward_funcs=reward,
+        args=args,
+        train_dataset=dataset,
         processing_class=tokenizer,
         callbacks=[RMCheckpointCallback(reward)] if cfg.reward == "cooper" else None,
     )
@@ -215,8 +344,14 @@ def run_rl(cfg: RLConfig) -> dict:
     trainer, reward, info = build_trainer(cfg)
     trainer.train(resume_from_checkpoint=info["checkpoint"])
     trainer.save_model(str(out / "policy"))
-    summary = {"output_dir": str(out), "reward": cfg.reward, "global_step": trainer.state.global_step, **info,
-               "policy_dir": str(out / "policy"), "last_metrics": reward.last_metrics}
+    summary = {
+        "output_dir": str(out),
+        "reward": cfg.reward,
+        "global_step": trainer.state.global_step,
+        **info,
+        "policy_dir": str(out / "policy"),
+        "last_metrics": reward.last_metrics,
+    }
     if isinstance(reward, CooperReward) and trainer.is_world_process_zero():
         reward.rm.save_pretrained(out / "rm", {"cooper_rl_steps": trainer.state.global_step})
         summary["rm_dir"] = str(out / "rm")

@@ -39,7 +39,8 @@ def check_trl() -> None:
     if missing:
         raise UnsupportedTRLError(
             f"cooper supports trl{SUPPORTED_TRL}; the installed trl {trl.__version__} has no GRPOTrainer."
-            f"{', '.join(missing)} (used by the step profiler): pip install 'trl{SUPPORTED_TRL}'")
+            f"{', '.join(missing)} (used by the step profiler): pip install 'trl{SUPPORTED_TRL}'"
+        )
 
 
 def wrap_trainer_method(trainer, phase: str, wrapper) -> None:

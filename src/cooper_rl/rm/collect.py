@@ -32,27 +32,43 @@ from cooper_rl.llm import LocalChat, make_chat
 class CollectConfig:
     """Options of ``cooper collect``."""
 
-    problems: list[str] = field(default_factory=lambda: ["builtin:train:200"], metadata={
-        "help": "Problem sources: builtin[:split[:n]], a .jsonl/.json/.parquet file, or hf:NAME[:CONFIG]."})
+    problems: list[str] = field(
+        default_factory=lambda: ["builtin:train:200"],
+        metadata={"help": "Problem sources: builtin[:split[:n]], a .jsonl/.json/.parquet file, or hf:NAME[:CONFIG]."},
+    )
     question_field: str | None = field(default=None, metadata={"help": "Question column (auto-detected if unset)."})
-    answer_field: str | None = field(default=None, metadata={"help": "Reference answer column (auto-detected if unset)."})
+    answer_field: str | None = field(
+        default=None, metadata={"help": "Reference answer column (auto-detected if unset)."}
+    )
     limit: int | None = field(default=None, metadata={"help": "First N problems of each problem source."})
     samples_per_problem: int = field(default=4, metadata={"help": "Completions per (problem, source model)."})
-    sources: list[str] = field(default_factory=lambda: ["hf:smollm2-135m-instruct"], metadata={
-        "help": "Model specs: hf:NAME_OR_PATH (local HF model) or openai:MODEL@http://HOST:PORT/v1."})
+    sources: list[str] = field(
+        default_factory=lambda: ["hf:smollm2-135m-instruct"],
+        metadata={"help": "Model specs: hf:NAME_OR_PATH (local HF model) or openai:MODEL@http://HOST:PORT/v1."},
+    )
     temperature: float = field(default=1.0, metadata={"help": "Sampling temperature (diverse completions)."})
     top_p: float = field(default=1.0, metadata={"help": "Nucleus sampling threshold."})
     max_new_tokens: int = field(default=512, metadata={"help": "Longest completion, in tokens."})
-    batch_size: int = field(default=32, metadata={
-        "help": "Completions per batch: one generate() call for local models; written and flushed after each batch."})
+    batch_size: int = field(
+        default=32,
+        metadata={
+            "help": "Completions per batch: one generate() call for local models; written and flushed after each batch."
+        },
+    )
     concurrency: int = field(default=16, metadata={"help": "Requests in flight at once per endpoint."})
     timeout: float = field(default=120.0, metadata={"help": "Per-request timeout for endpoints (s)."})
     max_retries: int = field(default=3, metadata={"help": "Retries of a failed request (timeouts, 429, 5xx)."})
-    api_key_env: str = field(default="OPENAI_API_KEY", metadata={
-        "help": "Environment variable holding the endpoint API key ('EMPTY' if unset)."})
-    prompt_template: str = field(default=PROMPT_TEMPLATE, metadata={"help": "User message; format string with {question}."})
+    api_key_env: str = field(
+        default="OPENAI_API_KEY",
+        metadata={"help": "Environment variable holding the endpoint API key ('EMPTY' if unset)."},
+    )
+    prompt_template: str = field(
+        default=PROMPT_TEMPLATE, metadata={"help": "User message; format string with {question}."}
+    )
     system_prompt: str | None = field(default=None, metadata={"help": "Optional system message."})
-    output: str = field(default="data/collected.jsonl", metadata={"help": "jsonl to append rows to (resumed if present)."})
+    output: str = field(
+        default="data/collected.jsonl", metadata={"help": "jsonl to append rows to (resumed if present)."}
+    )
     seed: int = field(default=0, metadata={"help": "Seed for local sampling and the builtin problem generator."})
     dtype: str = field(default="auto", metadata={"help": "dtype of local models."})
     device: str = field(default="auto", metadata={"help": "Device of local models."})
@@ -72,8 +88,10 @@ def read_existing(path: Path) -> tuple[dict[tuple[str, str], set[int]], bool]:
         try:
             done[(row["problem_id"], row["source"])].add(int(row["sample"]))
         except (KeyError, TypeError, ValueError) as e:
-            raise data.DataError(f"{path}: row {i}: not a collect row ({type(e).__name__}: {e}); "
-                                 "fix or remove the line, or use another output") from e
+            raise data.DataError(
+                f"{path}: row {i}: not a collect row ({type(e).__name__}: {e}); "
+                "fix or remove the line, or use another output"
+            ) from e
     return done, truncated
 
 
@@ -86,8 +104,9 @@ def load_all_problems(cfg: CollectConfig) -> tuple[list[tuple[str, data.Problem]
     seen: dict[str, str] = {}
     out, n_dup = [], 0
     for src in cfg.problems:
-        res = data.load_problems(src, question_field=cfg.question_field, answer_field=cfg.answer_field,
-                                 limit=cfg.limit, seed=cfg.seed)
+        res = data.load_problems(
+            src, question_field=cfg.question_field, answer_field=cfg.answer_field, limit=cfg.limit, seed=cfg.seed
+        )
         for p in res.problems:
             pid = p.id
             if pid in seen and seen[pid] != p.question:
@@ -110,10 +129,20 @@ def run_collect(cfg: CollectConfig, chats: dict | None = None) -> dict:
     if not cfg.sources:
         raise ValueError("no sources given (model specs like hf:smollm2-135m-instruct or openai:MODEL@URL)")
     # build every backend first, so a bad spec fails before any work (local models load on first use)
-    chats = {spec: (chats or {}).get(spec) or make_chat(
-        spec, concurrency=cfg.concurrency, timeout=cfg.timeout, max_retries=cfg.max_retries,
-        api_key_env=cfg.api_key_env, batch_size=cfg.batch_size, dtype=cfg.dtype, device=cfg.device)
-        for spec in dict.fromkeys(cfg.sources)}  # a spec listed twice runs once
+    chats = {
+        spec: (chats or {}).get(spec)
+        or make_chat(
+            spec,
+            concurrency=cfg.concurrency,
+            timeout=cfg.timeout,
+            max_retries=cfg.max_retries,
+            api_key_env=cfg.api_key_env,
+            batch_size=cfg.batch_size,
+            dtype=cfg.dtype,
+            device=cfg.device,
+        )
+        for spec in dict.fromkeys(cfg.sources)
+    }  # a spec listed twice runs once
     out_path = Path(cfg.output)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     done, truncated = read_existing(out_path)
@@ -121,9 +150,17 @@ def run_collect(cfg: CollectConfig, chats: dict | None = None) -> dict:
         print(f"[collect] dropped a truncated last line of {out_path}; its sample is redone", flush=True)
     problems, n_dup = load_all_problems(cfg)
     n = cfg.samples_per_problem
-    report = {"output": str(out_path), "n_problems": len(problems), "duplicate_problems": n_dup,
-              "samples_per_problem": n, "written": 0, "skipped": 0, "failed_requests": 0,
-              "dropped_truncated_line": truncated, "per_source": {}}
+    report = {
+        "output": str(out_path),
+        "n_problems": len(problems),
+        "duplicate_problems": n_dup,
+        "samples_per_problem": n,
+        "written": 0,
+        "skipped": 0,
+        "failed_requests": 0,
+        "dropped_truncated_line": truncated,
+        "per_source": {},
+    }
     t0 = time.time()
     for spec in chats:
         # work: (problem_id, problem, sample indices still missing), grouped by how many are missing
@@ -149,17 +186,27 @@ def run_collect(cfg: CollectConfig, chats: dict | None = None) -> dict:
                 if not isinstance(chat, LocalChat):  # keep every endpoint slot busy
                     per_batch = max(per_batch, cfg.concurrency)
                 for start in range(0, len(items), per_batch):
-                    batch = items[start:start + per_batch]
+                    batch = items[start : start + per_batch]
                     messages = [chat_messages(p.question, cfg.prompt_template, cfg.system_prompt) for _, p, _ in batch]
-                    outs = chat.chat_many(messages, temperature=cfg.temperature, top_p=cfg.top_p,
-                                          max_tokens=cfg.max_new_tokens, n=k)
+                    outs = chat.chat_many(
+                        messages, temperature=cfg.temperature, top_p=cfg.top_p, max_tokens=cfg.max_new_tokens, n=k
+                    )
                     rows = []
                     for (pid, p, missing), texts in zip(batch, outs):
                         if texts is None:
                             stats["failed_requests"] += 1
                             continue
-                        rows += [{"question": p.question, "reference": p.answer, "completion": text,
-                                  "source": spec, "problem_id": pid, "sample": s} for s, text in zip(missing, texts)]
+                        rows += [
+                            {
+                                "question": p.question,
+                                "reference": p.answer,
+                                "completion": text,
+                                "source": spec,
+                                "problem_id": pid,
+                                "sample": s,
+                            }
+                            for s, text in zip(missing, texts)
+                        ]
                     append_jsonl(out_path, rows)  # flushed per batch: a kill loses at most the batch in flight
                     stats["written"] += len(rows)
                     bar.update(k * len(batch))

@@ -21,7 +21,6 @@ LABEL_FIELDS = ("label", "gold_correct")
 _TRUE, _FALSE = ("true", "1", "yes"), ("false", "0", "no")
 
 
-
 def _label(value, where: str, name: str) -> int:
     """0/1 from a bool, 0/1 number or 'true'/'false' string (DataError otherwise)."""
     if isinstance(value, bool):
@@ -83,9 +82,14 @@ def load_rm_rows(path: str, limit: int | None = None) -> list[dict]:
     return rows
 
 
-
-def verification_rows(question: str, reference: str, solution: str, rng: random.Random,
-                      wrong_reference_rate: float = 0.5, source: str = "solution") -> list[dict]:
+def verification_rows(
+    question: str,
+    reference: str,
+    solution: str,
+    rng: random.Random,
+    wrong_reference_rate: float = 0.5,
+    source: str = "solution",
+) -> list[dict]:
     """Hard-negative RM training rows (collect format, unlabelled) from one correct '#### N' solution:
     the solution in a random answer style (correct), its corruption in the SAME style (wrong answer), and
     with probability wrong_reference_rate the correct text paired with a wrong reference. Style alone can
@@ -98,8 +102,12 @@ def verification_rows(question: str, reference: str, solution: str, rng: random.
     corrupted = corrupt_solution(solution, reference, rng)
     neg = restyle(corrupted, style, drop) if corrupted is not None else None
     if neg is not None:
-        rows.append({"question": question, "reference": reference, "completion": neg, "source": f"{source}-corrupted:{style}"})
+        rows.append(
+            {"question": question, "reference": reference, "completion": neg, "source": f"{source}-corrupted:{style}"}
+        )
     wrong = wrong_values(reference, rng, n=1)
     if wrong and rng.random() < wrong_reference_rate:
-        rows.append({"question": question, "reference": wrong[0], "completion": pos, "source": f"{source}-wrongref:{style}"})
+        rows.append(
+            {"question": question, "reference": wrong[0], "completion": pos, "source": f"{source}-wrongref:{style}"}
+        )
     return rows

@@ -20,13 +20,23 @@ from cooper_rl.rm.data import load_rm_rows
 class EvalRMConfig:
     """Options of ``cooper eval-rm``."""
 
-    rm: str = field(default="results/rm", metadata={"help": "Trained RM dir (cooper_rm.json), or a backbone for an untrained baseline."})
-    data: str = field(default="data/verifybench.jsonl", metadata={"help": "Labelled .jsonl/.json/.parquet (VerifyBench or question/reference/completion/label)."})
-    output: str = "results/eval_rm.json"
-    batch_size: int = 64
+    rm: str = field(
+        default="results/rm",
+        metadata={"help": "Trained RM dir (cooper_rm.json), or a backbone for an untrained baseline."},
+    )
+    data: str = field(
+        default="data/verifybench.jsonl",
+        metadata={"help": "Labelled .jsonl/.json/.parquet (VerifyBench or question/reference/completion/label)."},
+    )
+    output: str = field(
+        default="results/eval_rm.json", metadata={"help": "Where the JSON report goes ('' to print only)."}
+    )
+    batch_size: int = field(default=64, metadata={"help": "Sequences per RM scoring forward pass."})
     limit: int | None = field(default=None, metadata={"help": "First N rows only."})
-    threshold: float = field(default=0.5, metadata={"help": "RM probability at or above which a completion counts as correct."})
-    device: str = "auto"
+    threshold: float = field(
+        default=0.5, metadata={"help": "RM probability at or above which a completion counts as correct."}
+    )
+    device: str = field(default="auto", metadata={"help": "auto (cuda if visible, else cpu), cpu, cuda, cuda:N."})
 
 
 def _auroc(labels: list[int], probs: list[float]) -> float | None:

@@ -53,27 +53,47 @@ _VERDICT_RE = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
 class LabelConfig:
     """Options of ``cooper label``."""
 
-    input: str = field(default="data/collected.jsonl", metadata={
-        "help": "jsonl of (question, reference or reference_answer, completion[, source]) rows, e.g. from cooper collect."})
-    judge: str | None = field(default=None, metadata={
-        "help": "Judge model spec: openai:MODEL@http://HOST:PORT/v1 or hf:NAME_OR_PATH. Unset: rule labels only."})
-    policy: str = field(default="agree", metadata={
-        "help": "agree: keep rows where rule and judge agree (paper); rule: rule label; judge: judge label."})
+    input: str = field(
+        default="data/collected.jsonl",
+        metadata={
+            "help": "jsonl of (question, reference or reference_answer, completion[, source]) rows, e.g. from cooper collect."
+        },
+    )
+    judge: str | None = field(
+        default=None,
+        metadata={
+            "help": "Judge model spec: openai:MODEL@http://HOST:PORT/v1 or hf:NAME_OR_PATH. Unset: rule labels only."
+        },
+    )
+    policy: str = field(
+        default="agree",
+        metadata={"help": "agree: keep rows where rule and judge agree (paper); rule: rule label; judge: judge label."},
+    )
     verify_mode: str = field(default="strict", metadata={"help": "Answer extraction mode of the rule verifier."})
-    verify_timeout: float = field(default=verify.DEFAULT_TIMEOUT, metadata={"help": "Rule verifier limit per check (s)."})
+    verify_timeout: float = field(
+        default=verify.DEFAULT_TIMEOUT, metadata={"help": "Rule verifier limit per check (s)."}
+    )
     output: str = field(default="data/labelled.jsonl", metadata={"help": "Labelled rows (jsonl)."})
-    disagreements: str | None = field(default=None, metadata={
-        "help": "Rows where rule and judge disagree (default: OUTPUT stem + .disagreements.jsonl)."})
+    disagreements: str | None = field(
+        default=None,
+        metadata={"help": "Rows where rule and judge disagree (default: OUTPUT stem + .disagreements.jsonl)."},
+    )
     stats: str | None = field(default=None, metadata={"help": "Stats JSON (default: OUTPUT stem + .stats.json)."})
     judge_max_tokens: int = field(default=64, metadata={"help": "Longest judge reply, in tokens."})
-    judge_max_chars: int = field(default=8000, metadata={
-        "help": "Completions longer than this are cut to their last N characters in the judge prompt."})
+    judge_max_chars: int = field(
+        default=8000,
+        metadata={"help": "Completions longer than this are cut to their last N characters in the judge prompt."},
+    )
     batch_size: int = field(default=256, metadata={"help": "Rows sent to the judge per round (progress granularity)."})
-    local_batch_size: int = field(default=16, metadata={"help": "Sequences per generate() call of a local (hf:) judge."})
+    local_batch_size: int = field(
+        default=16, metadata={"help": "Sequences per generate() call of a local (hf:) judge."}
+    )
     concurrency: int = field(default=16, metadata={"help": "Judge requests in flight at once."})
     timeout: float = field(default=60.0, metadata={"help": "Per-request judge timeout (s)."})
     max_retries: int = field(default=3, metadata={"help": "Retries of a failed judge request (timeouts, 429, 5xx)."})
-    api_key_env: str = field(default="OPENAI_API_KEY", metadata={"help": "Environment variable holding the judge API key."})
+    api_key_env: str = field(
+        default="OPENAI_API_KEY", metadata={"help": "Environment variable holding the judge API key."}
+    )
     dtype: str = field(default="auto", metadata={"help": "dtype of a local judge."})
     device: str = field(default="auto", metadata={"help": "Device of a local judge."})
 
@@ -87,7 +107,7 @@ def parse_verdict(text: str | None) -> bool | None:
         return None
     text = _THINK_RE.sub(" ", text)
     if "</think>" in text.lower():
-        text = text[text.lower().rindex("</think>") + len("</think>"):]
+        text = text[text.lower().rindex("</think>") + len("</think>") :]
     m = _VERDICT_RE.search(text)
     return None if m is None else m.group(1).lower() == "yes"
 
@@ -96,7 +116,9 @@ def judge_messages(question: str, reference: str, completion: str, max_chars: in
     """The reference-based yes/no judge prompt as chat messages (long completions keep their end)."""
     if len(completion) > max_chars:
         completion = "..." + completion[-max_chars:]
-    return [{"role": "user", "content": JUDGE_PROMPT.format(question=question, reference=reference, completion=completion)}]
+    return [
+        {"role": "user", "content": JUDGE_PROMPT.format(question=question, reference=reference, completion=completion)}
+    ]
 
 
 def read_rows(path: str | os.PathLike) -> list[dict]:
@@ -118,20 +140,29 @@ def read_rows(path: str | os.PathLike) -> list[dict]:
         ref = extract_reference(row[ref_field])
         if ref is None:
             raise DataError(f"{path}: row {i}: field '{ref_field}' has no usable reference answer ({row[ref_field]!r})")
-        rows.append({"question": row["question"], "reference": ref, "completion": row["completion"],
-                     "source": row.get("source", "unknown"), "problem_id": row.get("problem_id"),
-                     "sample": row.get("sample")})
+        rows.append(
+            {
+                "question": row["question"],
+                "reference": ref,
+                "completion": row["completion"],
+                "source": row.get("source", "unknown"),
+                "problem_id": row.get("problem_id"),
+                "sample": row.get("sample"),
+            }
+        )
     return rows
 
 
-def judge_rows(chat, rows: list[dict], cfg: LabelConfig) -> tuple[list[bool | None], list[str | None], list[str | None]]:
+def judge_rows(
+    chat, rows: list[dict], cfg: LabelConfig
+) -> tuple[list[bool | None], list[str | None], list[str | None]]:
     """(verdicts, raw replies, failure reasons) of the judge for each row; reasons are timeout/error/unparseable."""
     verdicts: list[bool | None] = []
     replies: list[str | None] = []
     reasons: list[str | None] = []
     bar = tqdm(total=len(rows), desc="judge", unit="row")
     for start in range(0, len(rows), cfg.batch_size):
-        batch = rows[start:start + cfg.batch_size]
+        batch = rows[start : start + cfg.batch_size]
         msgs = [judge_messages(r["question"], r["reference"], r["completion"], cfg.judge_max_chars) for r in batch]
         outs, errs = chat.chat_many_detailed(msgs, temperature=0.0, top_p=1.0, max_tokens=cfg.judge_max_tokens, n=1)
         for out, err in zip(outs, errs):
@@ -170,12 +201,23 @@ def run_label(cfg: LabelConfig, chat=None) -> dict:
     t0 = time.time()
     rows = read_rows(cfg.input)
 
-    rule = verify.verify_batch([r["completion"] for r in rows], [r["reference"] for r in rows],
-                               mode=cfg.verify_mode, timeout=cfg.verify_timeout)
+    rule = verify.verify_batch(
+        [r["completion"] for r in rows],
+        [r["reference"] for r in rows],
+        mode=cfg.verify_mode,
+        timeout=cfg.verify_timeout,
+    )
     if cfg.judge:
         chat = chat or make_chat(
-            cfg.judge, concurrency=cfg.concurrency, timeout=cfg.timeout, max_retries=cfg.max_retries,
-            api_key_env=cfg.api_key_env, batch_size=cfg.local_batch_size, dtype=cfg.dtype, device=cfg.device)
+            cfg.judge,
+            concurrency=cfg.concurrency,
+            timeout=cfg.timeout,
+            max_retries=cfg.max_retries,
+            api_key_env=cfg.api_key_env,
+            batch_size=cfg.local_batch_size,
+            dtype=cfg.dtype,
+            device=cfg.device,
+        )
         verdicts, replies, reasons = judge_rows(chat, rows, cfg)
     else:
         verdicts, replies, reasons = [None] * len(rows), [None] * len(rows), [None] * len(rows)
@@ -189,8 +231,15 @@ def run_label(cfg: LabelConfig, chat=None) -> dict:
         src["n_in"] += 1
         rl = int(rl)
         jl = None if jl is None else int(jl)
-        out = {"question": r["question"], "reference": r["reference"], "completion": r["completion"],
-               "label": None, "rule_label": rl, "judge_label": jl, "source": r["source"]}
+        out = {
+            "question": r["question"],
+            "reference": r["reference"],
+            "completion": r["completion"],
+            "label": None,
+            "rule_label": rl,
+            "judge_label": jl,
+            "source": r["source"],
+        }
         for key in ("problem_id", "sample"):
             if r[key] is not None:
                 out[key] = r[key]
@@ -200,8 +249,9 @@ def run_label(cfg: LabelConfig, chat=None) -> dict:
             src["judged"] += 1
             src["agree"] += rl == jl
             if rl != jl:
-                disagreements.append({**out, "judge_reply": reply,
-                                      "extracted": verify.extract_answer(r["completion"], cfg.verify_mode)})
+                disagreements.append(
+                    {**out, "judge_reply": reply, "extracted": verify.extract_answer(r["completion"], cfg.verify_mode)}
+                )
         src["judge_failures"] += reason is not None
         if policy == "rule":
             out["label"] = rl
@@ -221,23 +271,44 @@ def run_label(cfg: LabelConfig, chat=None) -> dict:
     write_jsonl(dis_path, disagreements)
     n_pos = sum(r["label"] for r in kept)
     stats = {
-        "input": cfg.input, "output": str(out_path), "disagreements_file": str(dis_path),
-        "judge": cfg.judge, "policy": policy, "requested_policy": cfg.policy,
-        "n_in": len(rows), "n_out": len(kept), "n_skipped": len(rows) - len(kept),
-        "n_judged": n_both, "n_disagree": len(disagreements),
+        "input": cfg.input,
+        "output": str(out_path),
+        "disagreements_file": str(dis_path),
+        "judge": cfg.judge,
+        "policy": policy,
+        "requested_policy": cfg.policy,
+        "n_in": len(rows),
+        "n_out": len(kept),
+        "n_skipped": len(rows) - len(kept),
+        "n_judged": n_both,
+        "n_disagree": len(disagreements),
         "agreement_rate": n_agree / n_both if n_both else None,
-        "label_balance": {"positive": n_pos, "negative": len(kept) - n_pos,
-                          "positive_rate": n_pos / len(kept) if kept else None},
+        "label_balance": {
+            "positive": n_pos,
+            "negative": len(kept) - n_pos,
+            "positive_rate": n_pos / len(kept) if kept else None,
+        },
         "rule_positive_rate": sum(rule) / len(rows) if rows else None,
         "judge_failures": {k: failures.get(k, 0) for k in ("timeout", "error", "unparseable")},
-        "per_source": {s: {"n_in": c["n_in"], "n_out": c["n_out"], "positive": c["positive"],
-                           "agreement_rate": c["agree"] / c["judged"] if c["judged"] else None,
-                           "judge_failures": c["judge_failures"]}
-                       for s, c in sorted(per_source.items())},
-        "seconds": round(time.time() - t0, 1), "config": asdict(cfg),
+        "per_source": {
+            s: {
+                "n_in": c["n_in"],
+                "n_out": c["n_out"],
+                "positive": c["positive"],
+                "agreement_rate": c["agree"] / c["judged"] if c["judged"] else None,
+                "judge_failures": c["judge_failures"],
+            }
+            for s, c in sorted(per_source.items())
+        },
+        "seconds": round(time.time() - t0, 1),
+        "config": asdict(cfg),
     }
     atomic_write_json(stats_path, stats)
-    print(json.dumps({k: stats[k] for k in ("policy", "n_in", "n_out", "agreement_rate", "label_balance", "judge_failures")}))
+    print(
+        json.dumps(
+            {k: stats[k] for k in ("policy", "n_in", "n_out", "agreement_rate", "label_balance", "judge_failures")}
+        )
+    )
     n_failed = sum(failures.values())
     if n_failed:
         what = "skipped" if policy != "rule" else "kept with the rule label"

@@ -25,25 +25,42 @@ from cooper_rl.cooper.reward_model import VerifyRM
 from cooper_rl.io import atomic_write_json
 from cooper_rl.rm.data import load_rm_rows
 
+
 @dataclass
 class TrainRMConfig:
     """Options of ``cooper train-rm``."""
 
-    data: str = field(default="data/rm_train.jsonl", metadata={"help": "Labelled .jsonl/.json/.parquet (question, reference, completion, label)."})
-    backbone: str = field(default="minilm-l6", metadata={"help": "Registry name, local path or hub id of the encoder/decoder backbone."})
-    output_dir: str = "results/rm"
-    max_length: int | None = field(default=None, metadata={"help": "Max tokens per input (default min(512, model limit))."})
-    epochs: float = 3.0
-    max_steps: int = field(default=-1, metadata={"help": "If > 0, stop after this many optimizer steps (overrides epochs)."})
-    learning_rate: float = 2e-5
-    weight_decay: float = 0.01
-    warmup_ratio: float = 0.1
-    batch_size: int = 16
+    data: str = field(
+        default="data/rm_train.jsonl",
+        metadata={"help": "Labelled .jsonl/.json/.parquet (question, reference, completion, label)."},
+    )
+    backbone: str = field(
+        default="minilm-l6", metadata={"help": "Registry name, local path or hub id of the encoder/decoder backbone."}
+    )
+    output_dir: str = field(
+        default="results/rm",
+        metadata={"help": "Where the trained RM (safetensors, tokenizer, cooper_rm.json) and train_metrics.json go."},
+    )
+    max_length: int | None = field(
+        default=None, metadata={"help": "Max tokens per input (default min(512, model limit))."}
+    )
+    epochs: float = field(default=3.0, metadata={"help": "Training epochs (paper: 3)."})
+    max_steps: int = field(
+        default=-1, metadata={"help": "If > 0, stop after this many optimizer steps (overrides epochs)."}
+    )
+    learning_rate: float = field(default=2e-5, metadata={"help": "AdamW learning rate (paper: 2e-5)."})
+    weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay."})
+    warmup_ratio: float = field(
+        default=0.1, metadata={"help": "Fraction of the steps with a linear learning-rate warm-up."}
+    )
+    batch_size: int = field(default=16, metadata={"help": "Rows per optimizer step (train and validation)."})
     val_fraction: float = field(default=0.1, metadata={"help": "Fraction of questions held out for validation."})
-    eval_steps: int | None = field(default=None, metadata={"help": "Evaluate/checkpoint every N steps (default: every epoch)."})
+    eval_steps: int | None = field(
+        default=None, metadata={"help": "Evaluate/checkpoint every N steps (default: every epoch)."}
+    )
     max_rows: int | None = field(default=None, metadata={"help": "Use only the first N rows of the file."})
-    seed: int = 0
-    device: str = "auto"
+    seed: int = field(default=0, metadata={"help": "Seed of the split, the head initialisation and the data order."})
+    device: str = field(default="auto", metadata={"help": "auto (cuda if visible, else cpu), cpu, cuda, cuda:N."})
 
 
 def split_by_question(rows: list[dict], val_fraction: float, seed: int) -> tuple[list[dict], list[dict]]:
@@ -154,8 +171,12 @@ def run_train_rm(cfg: TrainRMConfig) -> dict:
         remove_unused_columns=False,
     )
     trainer = _rm_trainer_class()(
-        model=rm.model, args=args, train_dataset=train_ds, eval_dataset=val_ds if has_val else None,
-        data_collator=RMCollator(rm.tokenizer.pad_token_id), compute_metrics=compute_metrics,
+        model=rm.model,
+        args=args,
+        train_dataset=train_ds,
+        eval_dataset=val_ds if has_val else None,
+        data_collator=RMCollator(rm.tokenizer.pad_token_id),
+        compute_metrics=compute_metrics,
     )
     t0 = time.time()
     try:
@@ -181,7 +202,12 @@ def run_train_rm(cfg: TrainRMConfig) -> dict:
         "val_loss": val_metrics.get("eval_loss"),
         "config": asdict(cfg),
     }
-    rm.save_pretrained(out, metadata={"train": {k: v for k, v in report.items() if k != "config"}, "train_config": asdict(cfg)})
+    rm.save_pretrained(
+        out, metadata={"train": {k: v for k, v in report.items() if k != "config"}, "train_config": asdict(cfg)}
+    )
     atomic_write_json(out / "train_metrics.json", report)
-    print(f"[train-rm] val accuracy {report['val_accuracy']} (best {report['best_val_accuracy']}); saved to {out}", flush=True)
+    print(
+        f"[train-rm] val accuracy {report['val_accuracy']} (best {report['best_val_accuracy']}); saved to {out}",
+        flush=True,
+    )
     return report

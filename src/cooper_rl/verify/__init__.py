@@ -112,10 +112,8 @@ def extract_answer(completion: str, mode: str = "strict") -> str | None:
     ans = _after_answer_is(completion)
     if ans is not None or mode == "strict":
         return ans
-    last = None
-    for last in _LAST_NUMBER_RE.finditer(completion):
-        pass
-    return last.group() if last else None
+    numbers = _LAST_NUMBER_RE.findall(completion)
+    return numbers[-1] if numbers else None
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -26,10 +26,22 @@ MAX_SERVED = 500  # checks per worker before it is replaced (bounds cache/memory
 # Checks run once before serving, so that sympy's lazy imports and caches are warm in every forked worker
 # (a cold first comparison costs ~0.4 s, a warm one ~10-50 ms).
 WARMUP = [
-    ("\\frac{1}{2}", "0.5"), ("\\frac{\\pi}{3}", "\\pi/2"), ("3\\sqrt{2}", "\\sqrt{5}"), ("(x+1)^2", "x^2+2x+1"),
-    ("\\{1,2\\}", "\\{2,1\\}"), ("x=5", "5"), ("(1,2)", "[1,2)"), ("50\\%", "0.5"), ("x < 3", "x \\leq 3"),
-    ("\\sin^2 x+\\cos^2 x", "1"), ("\\log_2 8", "e^{3}"), ("\\begin{pmatrix}1\\\\2\\end{pmatrix}", "(1,2)"),
-    ("\\text{Monday}", "Monday"), ("2^{10}", "10!"), ("\\infty", "-\\infty"), ("1.5", "a+b"),
+    ("\\frac{1}{2}", "0.5"),
+    ("\\frac{\\pi}{3}", "\\pi/2"),
+    ("3\\sqrt{2}", "\\sqrt{5}"),
+    ("(x+1)^2", "x^2+2x+1"),
+    ("\\{1,2\\}", "\\{2,1\\}"),
+    ("x=5", "5"),
+    ("(1,2)", "[1,2)"),
+    ("50\\%", "0.5"),
+    ("x < 3", "x \\leq 3"),
+    ("\\sin^2 x+\\cos^2 x", "1"),
+    ("\\log_2 8", "e^{3}"),
+    ("\\begin{pmatrix}1\\\\2\\end{pmatrix}", "(1,2)"),
+    ("\\text{Monday}", "Monday"),
+    ("2^{10}", "10!"),
+    ("\\infty", "-\\infty"),
+    ("1.5", "a+b"),
 ]
 
 
