@@ -37,31 +37,35 @@ def save_tiny_llama(path, **kwargs):
     return str(path)
 
 
-def tiny_rm(path):
-    """A fresh VerifyRM on a 1-layer random BERT (no dropout) with the MiniLM tokenizer (fast)."""
+def save_tiny_bert(path):
+    """Save a seeded 1-layer random BERT classifier (one logit, no dropout) with the MiniLM tokenizer under path;
+    return path as a string."""
     from transformers import BertConfig, BertForSequenceClassification
 
     from cooper_rl.models import load_tokenizer
 
     tok = load_tokenizer("minilm-l6")
     torch.manual_seed(0)
-    model = BertForSequenceClassification(
-        BertConfig(
-            vocab_size=len(tok),
-            hidden_size=32,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            intermediate_size=64,
-            num_labels=1,
-            hidden_dropout_prob=0.0,
-            attention_probs_dropout_prob=0.0,
-        )
+    config = BertConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        num_labels=1,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
     )
-    model.save_pretrained(path)
+    BertForSequenceClassification(config).save_pretrained(path)
     tok.save_pretrained(path)
+    return str(path)
+
+
+def tiny_rm(path):
+    """A fresh VerifyRM on save_tiny_bert(path) (fast)."""
     from cooper_rl.cooper.reward_model import VerifyRM
 
-    return VerifyRM.from_pretrained(str(path), device="cpu")
+    return VerifyRM.from_pretrained(save_tiny_bert(path), device="cpu")
 
 
 def weights(rm):
@@ -72,3 +76,27 @@ def weights(rm):
 def same(a, b):
     """Whether two state dicts are bit-identical."""
     return all(torch.equal(a[k], b[k]) for k in a)
+
+
+def run_cli_until_killed(args: list[str], ready, timeout: float = 300.0) -> None:
+    """Run `cooper ARGS` in a subprocess (one torch thread) and SIGKILL it as soon as ready() is true (or it ends,
+    or the timeout passes)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cooper_rl.cli", *args],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.time() + timeout
+    while not ready() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()

@@ -195,23 +195,9 @@ def test_two_rank_rm_stays_in_sync_under_torchrun(tmp_path):
     import sys
     from pathlib import Path
 
-    from transformers import BertConfig, BertForSequenceClassification
+    from tiny import save_tiny_bert
 
-    from cooper_rl.models import load_tokenizer
-
-    tiny = tmp_path / "tiny-bert"
-    cfg = BertConfig(
-        vocab_size=30522,
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=64,
-        num_labels=1,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-    )
-    BertForSequenceClassification(cfg).save_pretrained(tiny)
-    load_tokenizer("minilm-l6").save_pretrained(tiny)
+    tiny = save_tiny_bert(tmp_path / "tiny-bert")
     torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent))
     worker = Path(__file__).parent / "dist" / "rm_sync_worker.py"
     env = {**os.environ, "RESULT_FILE": str(tmp_path / "out.json"), "OMP_NUM_THREADS": "1"}

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from cooper_rl.rl.sft import SFTRunConfig, run_sft, sft_rows
-from tiny import save_tiny_llama
+from tiny import run_cli_until_killed, save_tiny_llama
 
 
 def test_rows_use_the_rl_prompt_and_the_boxed_answer(tmp_path):
@@ -53,43 +53,10 @@ def test_sft_fits_the_solutions_and_saves_a_loadable_policy(tmp_path, one_thread
 
 def test_sft_resumes_after_sigkill(tmp_path):
     """`cooper sft` SIGKILLed after a checkpoint: a rerun with --resume_from_checkpoint last goes on from it."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-
     out = tmp_path / "out"
-    args = [
-        "sft",
-        "--policy",
-        save_tiny_llama(tmp_path / "tiny"),
-        "--datasets",
-        "builtin:train:64:1",
-        "--max_steps",
-        "40",
-        "--batch_size",
-        "2",
-        "--save_steps",
-        "2",
-        "--learning_rate",
-        "1e-3",
-        "--output_dir",
-        str(out),
-    ]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cooper_rl.cli", *args],
-        env=env,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.time() + 300
-    while not list(out.glob("checkpoint-*/trainer_state.json")) and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.1)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    args = ["sft", "--policy", save_tiny_llama(tmp_path / "tiny"), "--output_dir", str(out)]
+    args += ["--datasets", "builtin:train:64:1", "--max_steps", "40", "--batch_size", "2", "--save_steps", "2", "--learning_rate", "1e-3"]
+    run_cli_until_killed(args, ready=lambda: bool(list(out.glob("checkpoint-*/trainer_state.json"))))
     assert list(out.glob("checkpoint-*/trainer_state.json")), "no checkpoint before the deadline"
     assert not (out / "sft_summary.json").exists()  # it really was killed mid-run
 

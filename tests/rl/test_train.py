@@ -12,7 +12,7 @@ from cooper_rl.cooper.rewards import CooperReward, ModelReward
 from cooper_rl.rl.checkpoint import RM_DIR, RM_STATE, resolve_checkpoint
 from cooper_rl.rl.train import RLConfig, build_trainer, run_rl
 from cooper_rl.rl.trl_internals import wrap_trainer_method
-from tiny import QUESTIONS, same, weights
+from tiny import QUESTIONS, run_cli_until_killed, same, weights
 
 
 def config(assets, out, reward, **kw):
@@ -191,50 +191,12 @@ def test_checkpoint_holds_the_rm_and_resume_restores_it(cooper_run, one_thread):
 def test_resume_after_sigkill(assets, tmp_path, one_thread):
     """`cooper rl` SIGKILLed after its 2nd checkpoint: a rerun with --resume_from_checkpoint last restores policy, RM,
     optimizer and scheduler as saved, finishes, and every step appears once in metrics.jsonl."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-
     out = tmp_path / "run"
     cfg = config(assets, out, "cooper", save_steps=1, max_steps=30)
-    args = [
-        "rl",
-        "--policy",
-        cfg.policy,
-        "--rm",
-        cfg.rm,
-        "--datasets",
-        *cfg.datasets,
-        "--num_generations",
-        "4",
-        "--prompts_per_step",
-        "2",
-        "--max_completion_length",
-        "12",
-        "--save_steps",
-        "1",
-        "--learning_rate",
-        "1e-4",
-        "--rm_learning_rate",
-        "1e-3",
-        "--output_dir",
-        str(out),
-    ]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cooper_rl.cli", *args, "--max_steps", "30"],
-        env=env,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.time() + 300
-    while not (out / "checkpoint-2" / RM_DIR / RM_STATE).is_file() and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.2)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    args = ["rl", "--policy", cfg.policy, "--rm", cfg.rm, "--datasets", *cfg.datasets, "--output_dir", str(out)]
+    args += ["--num_generations", "4", "--prompts_per_step", "2", "--max_completion_length", "12", "--save_steps", "1"]
+    args += ["--learning_rate", "1e-4", "--rm_learning_rate", "1e-3", "--max_steps", "30"]
+    run_cli_until_killed(args, ready=lambda: (out / "checkpoint-2" / RM_DIR / RM_STATE).is_file())
     assert (out / "checkpoint-2" / RM_DIR / RM_STATE).is_file(), "no checkpoint-2 before the deadline"
     assert not (out / "rl_summary.json").exists()  # it really was killed mid-run
     broken = out / "checkpoint-999"  # what a kill during a save leaves: no trainer_state.json, no RM state

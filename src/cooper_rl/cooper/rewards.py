@@ -108,17 +108,9 @@ class RuleReward:
 class ModelReward(RuleReward):
     """sigmoid score of a frozen VerifyRM; logs rule accuracy and RM-vs-rule agreement too."""
 
-    def __init__(
-        self,
-        rm,
-        metrics_path=None,
-        monitor=None,
-        mode: str = "strict",
-        timeout: float = verify.DEFAULT_TIMEOUT,
-        batch_size: int = 64,
-        rollouts_path=None,
-    ):
-        super().__init__(metrics_path, monitor, mode, timeout, rollouts_path)
+    def __init__(self, rm, batch_size: int = 64, **kwargs):
+        """rm: a VerifyRM; batch_size: sequences per scoring forward; kwargs: those of RuleReward."""
+        super().__init__(**kwargs)
         self.rm, self.batch_size = rm, batch_size
 
     def rewards(self, questions, references, texts, verdicts) -> tuple[list[float], dict]:
@@ -133,19 +125,9 @@ class ModelReward(RuleReward):
 class CooperReward(ModelReward):
     """ModelReward whose RM is then updated on this step's rollouts (Cooper co-optimization)."""
 
-    def __init__(
-        self,
-        rm,
-        negatives,
-        pairs_per_prompt: int = 1,
-        metrics_path=None,
-        monitor=None,
-        mode: str = "strict",
-        timeout: float = verify.DEFAULT_TIMEOUT,
-        batch_size: int = 64,
-        rollouts_path=None,
-    ):
-        super().__init__(rm, metrics_path, monitor, mode, timeout, batch_size, rollouts_path)
+    def __init__(self, rm, negatives, pairs_per_prompt: int = 1, **kwargs):
+        """negatives: a generator of negatives.py; pairs_per_prompt: pairs per prompt; kwargs: those of ModelReward."""
+        super().__init__(rm, **kwargs)
         self.negatives, self.pairs_per_prompt = negatives, pairs_per_prompt
 
     def rewards(self, questions, references, texts, verdicts) -> tuple[list[float], dict]:
