@@ -55,7 +55,18 @@ def test_sft_resumes_after_sigkill(tmp_path):
     """`cooper sft` SIGKILLed after a checkpoint: a rerun with --resume_from_checkpoint last goes on from it."""
     out = tmp_path / "out"
     args = ["sft", "--policy", save_tiny_llama(tmp_path / "tiny"), "--output_dir", str(out)]
-    args += ["--datasets", "builtin:train:64:1", "--max_steps", "40", "--batch_size", "2", "--save_steps", "2", "--learning_rate", "1e-3"]
+    args += [
+        "--datasets",
+        "builtin:train:64:1",
+        "--max_steps",
+        "40",
+        "--batch_size",
+        "2",
+        "--save_steps",
+        "2",
+        "--learning_rate",
+        "1e-3",
+    ]
     run_cli_until_killed(args, ready=lambda: bool(list(out.glob("checkpoint-*/trainer_state.json"))))
     assert list(out.glob("checkpoint-*/trainer_state.json")), "no checkpoint before the deadline"
     assert not (out / "sft_summary.json").exists()  # it really was killed mid-run
