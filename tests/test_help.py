@@ -2,6 +2,7 @@
 
 import dataclasses
 import importlib
+import re
 
 import pytest
 
@@ -19,6 +20,7 @@ def test_every_option_has_help(name, capsys):
         main([name, "--help"])
     assert e.value.code == 0
     out = capsys.readouterr().out
-    assert all(f"--{f.name}" in out for f in fields)
+    unlisted = [f.name for f in fields if not re.search(rf"(?<![\w-])--{re.escape(f.name)}(?!\w)", out)]
+    assert not unlisted, f"cooper {name} --help does not list: {unlisted}"
     for f in fields:  # argparse prints each help text (wrapped) under its option
-        assert f.metadata["help"].split()[0] in out
+        assert f.metadata["help"].split()[0] in out, f"cooper {name} --help: no help text shown for --{f.name}"

@@ -207,12 +207,15 @@ class DataConfig:
 
     source: str = field(
         default="builtin:train:1000",
-        metadata={"help": "builtin[:split[:n]], a .jsonl/.json/.parquet file, or hf:NAME[:CONFIG]."},
+        metadata={"help": "builtin[:split[:n[:levels]]], a .jsonl/.json/.parquet file, or hf:NAME[:CONFIG]."},
     )
     output: str = field(
         default="data/problems.jsonl", metadata={"help": "Where to write (question, answer, id, source) jsonl."}
     )
-    split: str | None = field(default=None, metadata={"help": "Split for hf: sources."})
+    split: str | None = field(
+        default=None,
+        metadata={"help": "Split of hf: sources (default test) or of builtin ones (default train); files ignore it."},
+    )
     question_field: str | None = field(default=None, metadata={"help": "Question column (auto-detected if unset)."})
     answer_field: str | None = field(
         default=None, metadata={"help": "Reference answer column (auto-detected if unset)."}

@@ -29,17 +29,19 @@ from cooper_rl.io import append_jsonl, atomic_write_json, read_jsonl, write_json
 class EvalConfig:
     """Options of ``cooper eval``."""
 
-    model: str = field(default="smollm2-135m-instruct", metadata={"help": "Registry name, local path or hub id."})
+    model: str = field(
+        default="smollm2-135m-instruct", metadata={"help": "Policy to evaluate: registry name, local path or hub id."}
+    )
     datasets: list[str] = field(
         default_factory=lambda: ["builtin:test:50"],
-        metadata={"help": "Sources: builtin[:split[:n]], a .jsonl/.json/.parquet file, or hf:NAME[:CONFIG]."},
+        metadata={"help": "Sources: builtin[:split[:n[:levels]]], a .jsonl/.json/.parquet file, or hf:NAME[:CONFIG]."},
     )
     limit: int | None = field(default=None, metadata={"help": "First N problems of each dataset."})
     question_field: str | None = field(default=None, metadata={"help": "Question column (auto-detected if unset)."})
     answer_field: str | None = field(
         default=None, metadata={"help": "Reference answer column (auto-detected if unset)."}
     )
-    k: int = field(default=8, metadata={"help": "Samples per problem (avg@k, pass@k)."})
+    k: int = field(default=8, metadata={"help": "Samples per problem for avg@k and pass@k (paper: 8)."})
     temperature: float = field(default=0.7, metadata={"help": "Sampling temperature (paper: 0.7; 0 = greedy)."})
     top_p: float = field(default=0.95, metadata={"help": "Nucleus sampling threshold (paper: 0.95)."})
     max_new_tokens: int = field(default=512, metadata={"help": "Longest completion, in new tokens."})
@@ -49,7 +51,10 @@ class EvalConfig:
     use_chat_template: bool = field(
         default=True, metadata={"help": "Apply the tokenizer's chat template if it has one."}
     )
-    timeout: float = field(default=verify.DEFAULT_TIMEOUT, metadata={"help": "Verifier limit per check (s)."})
+    timeout: float = field(
+        default=verify.DEFAULT_TIMEOUT,
+        metadata={"help": "Rule-verifier limit per symbolic check (s); a check past it counts as wrong."},
+    )
     output_dir: str = field(
         default="results/eval", metadata={"help": "Where summary.json and samples.jsonl go (a rerun here resumes)."}
     )

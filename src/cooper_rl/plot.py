@@ -32,7 +32,7 @@ class PlotConfig:
 
     run_dirs: list[str] = field(default_factory=list, metadata={"help": "Run directories of `cooper rl` (positional)."})
     labels: list[str] | None = field(
-        default=None, metadata={"help": "Legend labels (default: reward mode + dir name)."}
+        default=None, metadata={"help": "Legend labels, one per run (default: reward mode + dir name)."}
     )
     output: str | None = field(
         default=None, metadata={"help": "PNG path (default: RUN_DIR/dynamics.png of the first run)."}

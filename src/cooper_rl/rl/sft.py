@@ -29,10 +29,11 @@ class SFTRunConfig:
     )
     datasets: list[str] = field(
         default_factory=lambda: ["builtin:train:2000:1,2"],
-        metadata={"help": "Problem sources with worked solutions (see cooper data)."},
+        metadata={"help": "Problem sources whose rows carry a worked solution ending in '#### N' (see cooper data)."},
     )
     answer_style: str = field(
-        default="boxed", metadata={"help": "Final line of each solution: boxed, hash, answer_is, plain."}
+        default="boxed",
+        metadata={"help": "Final line of each solution: boxed (\\boxed{N}), hash (#### N), answer_is or plain."},
     )
     prompt_template: str = field(
         default=PROMPT_TEMPLATE,
@@ -58,7 +59,9 @@ class SFTRunConfig:
     save_steps: int = field(
         default=50, metadata={"help": "Checkpoint every N steps (the last one is kept, for --resume_from_checkpoint)."}
     )
-    resume_from_checkpoint: str | None = field(default=None, metadata={"help": "A checkpoint-N dir, or 'last'."})
+    resume_from_checkpoint: str | None = field(
+        default=None, metadata={"help": "A checkpoint-N dir, or 'last' for the newest complete one in output_dir."}
+    )
     output_dir: str = field(
         default="results/sft", metadata={"help": "Where checkpoints, policy/ (safetensors) and sft_summary.json go."}
     )

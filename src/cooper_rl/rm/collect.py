@@ -34,7 +34,7 @@ class CollectConfig:
 
     problems: list[str] = field(
         default_factory=lambda: ["builtin:train:200"],
-        metadata={"help": "Problem sources: builtin[:split[:n]], a .jsonl/.json/.parquet file, or hf:NAME[:CONFIG]."},
+        metadata={"help": "Sources: builtin[:split[:n[:levels]]], a .jsonl/.json/.parquet file, or hf:NAME[:CONFIG]."},
     )
     question_field: str | None = field(default=None, metadata={"help": "Question column (auto-detected if unset)."})
     answer_field: str | None = field(
@@ -70,8 +70,13 @@ class CollectConfig:
         default="data/collected.jsonl", metadata={"help": "jsonl to append rows to (resumed if present)."}
     )
     seed: int = field(default=0, metadata={"help": "Seed for local sampling and the builtin problem generator."})
-    dtype: str = field(default="auto", metadata={"help": "dtype of local models."})
-    device: str = field(default="auto", metadata={"help": "Device of local models."})
+    dtype: str = field(
+        default="auto",
+        metadata={"help": "dtype of hf: sources: auto (bf16 on a bf16 GPU, else fp32), float32, bfloat16, float16."},
+    )
+    device: str = field(
+        default="auto", metadata={"help": "Device of hf: sources: auto (cuda if visible, else cpu), cpu, cuda, cuda:N."}
+    )
 
 
 def read_existing(path: Path) -> tuple[dict[tuple[str, str], set[int]], bool]:

@@ -69,7 +69,12 @@ class LabelConfig:
         default="agree",
         metadata={"help": "agree: keep rows where rule and judge agree (paper); rule: rule label; judge: judge label."},
     )
-    verify_mode: str = field(default="strict", metadata={"help": "Answer extraction mode of the rule verifier."})
+    verify_mode: str = field(
+        default="strict",
+        metadata={
+            "help": "Rule verifier mode: strict (\\boxed{}, ####, 'the answer is') or lenient (also the last number)."
+        },
+    )
     verify_timeout: float = field(
         default=verify.DEFAULT_TIMEOUT, metadata={"help": "Rule verifier limit per check (s)."}
     )
@@ -88,14 +93,21 @@ class LabelConfig:
     local_batch_size: int = field(
         default=16, metadata={"help": "Sequences per generate() call of a local (hf:) judge."}
     )
-    concurrency: int = field(default=16, metadata={"help": "Judge requests in flight at once."})
+    concurrency: int = field(default=16, metadata={"help": "Requests in flight at once to an openai: judge."})
     timeout: float = field(default=60.0, metadata={"help": "Per-request judge timeout (s)."})
     max_retries: int = field(default=3, metadata={"help": "Retries of a failed judge request (timeouts, 429, 5xx)."})
     api_key_env: str = field(
-        default="OPENAI_API_KEY", metadata={"help": "Environment variable holding the judge API key."}
+        default="OPENAI_API_KEY",
+        metadata={"help": "Environment variable holding the judge API key ('EMPTY' if unset)."},
     )
-    dtype: str = field(default="auto", metadata={"help": "dtype of a local judge."})
-    device: str = field(default="auto", metadata={"help": "Device of a local judge."})
+    dtype: str = field(
+        default="auto",
+        metadata={"help": "dtype of an hf: judge: auto (bf16 on a bf16 GPU, else fp32), float32, bfloat16, float16."},
+    )
+    device: str = field(
+        default="auto",
+        metadata={"help": "Device of an hf: judge: auto (cuda if visible, else cpu), cpu, cuda, cuda:N."},
+    )
 
 
 def parse_verdict(text: str | None) -> bool | None:

@@ -35,7 +35,8 @@ class TrainRMConfig:
         metadata={"help": "Labelled .jsonl/.json/.parquet (question, reference, completion, label)."},
     )
     backbone: str = field(
-        default="minilm-l6", metadata={"help": "Registry name, local path or hub id of the encoder/decoder backbone."}
+        default="minilm-l6",
+        metadata={"help": "Backbone (registry name, local path or hub id; a fresh 1-logit head), or a trained RM dir."},
     )
     output_dir: str = field(
         default="results/rm",
@@ -56,7 +57,8 @@ class TrainRMConfig:
     batch_size: int = field(default=16, metadata={"help": "Rows per optimizer step (train and validation)."})
     val_fraction: float = field(default=0.1, metadata={"help": "Fraction of questions held out for validation."})
     eval_steps: int | None = field(
-        default=None, metadata={"help": "Evaluate/checkpoint every N steps (default: every epoch)."}
+        default=None,
+        metadata={"help": "Evaluate on the held-out questions and checkpoint every N steps (default: every epoch)."},
     )
     max_rows: int | None = field(default=None, metadata={"help": "Use only the first N rows of the file."})
     seed: int = field(default=0, metadata={"help": "Seed of the split, the head initialisation and the data order."})
