@@ -178,6 +178,71 @@ def main():
                 )
             )
         notes.append(f"generation: {g['machine']['date']}")
+    b = load("bound")
+    if b:
+        rows.append(
+            (
+                "physical limit",
+                "memory bandwidth (512 MiB copy) / matmul peak fp32, bf16 (2048³)",
+                "",
+                f"{b['bandwidth_gbs']:.0f} GB/s / {b['matmul_peak_gflops']['fp32']:.0f}, {b['matmul_peak_gflops']['bf16']:.0f} GFLOP/s",
+                None,
+            )
+        )
+        for batch, d in b["decode"].items():
+            rows.append(
+                (
+                    "decode (fp32 HF generate)",
+                    f"batch {batch}: tokens/s vs bound ({d['bound_by']}-bound)",
+                    "",
+                    f"{d['tokens_per_s']:.0f} / {d['bound_tokens_per_s']:.0f} = {100 * d['fraction_of_bound']:.0f}%",
+                    None,
+                )
+            )
+        pu2 = b["policy_update"]
+        rows.append(
+            (
+                "policy update",
+                f"forward+backward {pu2['batch']}×{pu2['seq']}: fraction of the matching matmul peak",
+                "",
+                f"fp32 {100 * pu2['fp32']['fraction_of_peak']:.0f}% ({pu2['fp32']['seconds']:.1f} s), bf16 autocast {100 * pu2['bf16']['fraction_of_peak']:.0f}% ({pu2['bf16']['seconds']:.1f} s)",
+                None,
+            )
+        )
+        notes.append(f"bound: {b['machine']['date']}")
+    t = load("throughput")
+    if t:
+        rows.append(
+            (
+                "throughput",
+                f"rollouts per hour of `cooper rl --reward {t['reward']}`, CPU preset: old → new",
+                "≥ 2.5×",
+                f"{t['rollouts_per_hour_old']:.0f} → {t['rollouts_per_hour_new']:.0f} ({t['rollouts_per_hour_speedup']:.2f}×)",
+                t["rollouts_per_hour_speedup"] >= 2.5,
+            )
+        )
+        for name, v in t["variants"].items():
+            ph = v["runs"][-1]["phase_seconds_per_step"]
+            rows.append(
+                (
+                    "throughput",
+                    f"{name} ({v['flags']}): s per optimizer step (last round)",
+                    "",
+                    f"{v['rollouts_per_hour_median']:.0f} rollouts/h, {v['speedup_vs_old']:.2f}×; gen {ph['generation']:.1f} + old log-probs {ph['old_logprobs']:.1f} + ref {ph['ref_logprobs']:.1f} + update {ph['policy_update']:.1f} + reward {ph['reward']:.2f}",
+                    None,
+                )
+            )
+        if "decode_bound_tokens_per_s" in t:
+            rows.append(
+                (
+                    "throughput",
+                    "decode tokens/s in RL vs its bound: old (fp32, batch 8) → new (bf16 matmuls, batch 32)",
+                    "",
+                    f"{t['decode_tokens_per_s_old']:.0f} ({100 * t['decode_fraction_of_bound_old']:.0f}% of {t['decode_bound_tokens_per_s_old']:.0f}) → {t['decode_tokens_per_s_new']:.0f} ({100 * t['decode_fraction_of_bound']:.0f}% of {t['decode_bound_tokens_per_s']:.0f})",
+                    None,
+                )
+            )
+        notes.append(f"throughput: {t['machine']['date']}, {t['rounds']} rounds, variants alternated")
     lines = ["| stage | what | target | measured | met |", "|---|---|---|---|---|"]
     for stage, what, target, measured, met in rows:
         lines.append(

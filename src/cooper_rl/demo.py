@@ -24,7 +24,7 @@ from pathlib import Path
 
 from cooper_rl import verify
 from cooper_rl.io import atomic_write_json, read_jsonl, write_jsonl
-from cooper_rl.models import MINILM, SMOLLM2, cache_dir
+from cooper_rl.models import MINILM, SMOLLM2, cache_dir, fast_bf16
 
 
 @dataclass
@@ -36,20 +36,23 @@ class DemoConfig:
         default=MINILM, metadata={"help": "Backbone of the demo's VerifyRM (registry name, local path or hub id)."}
     )
     rm_problems: int = field(
-        default=1000, metadata={"help": "Built-in train problems whose solutions make the RM data."}
+        default=1000,
+        metadata={"help": "Built-in train problems whose solutions (and their corruptions) make the RM data."},
     )
-    rm_steps: int = field(default=200, metadata={"help": "RM training steps."})
+    rm_steps: int = field(default=200, metadata={"help": "Optimizer steps of the demo RM's training."})
     rm_batch_size: int = field(default=32, metadata={"help": "Rows per RM training step."})
     rm: str | None = field(default=None, metadata={"help": "Use this trained VerifyRM dir instead of building one."})
     n_problems: int = field(default=16, metadata={"help": "Built-in test problems to evaluate before/after."})
-    k: int = field(default=4, metadata={"help": "Samples per problem."})
+    k: int = field(default=4, metadata={"help": "Samples per problem in the before/after evaluation (avg@k)."})
     max_new_tokens: int = field(
         default=128, metadata={"help": "Longest completion in RL rollouts and evaluations, in tokens."}
     )
     rl_steps: int = field(default=8, metadata={"help": "Cooper RL steps."})
     num_generations: int = field(default=4, metadata={"help": "G: rollouts per prompt."})
     prompts_per_step: int = field(default=2, metadata={"help": "Prompts per RL step."})
-    learning_rate: float = field(default=1e-6, metadata={"help": "Policy learning rate."})
+    learning_rate: float = field(
+        default=1e-6, metadata={"help": "Policy learning rate of the Cooper RL run (paper: 1e-6)."}
+    )
     rl_levels: str = field(
         default="1", metadata={"help": "Built-in levels of the RL training problems (e.g. '1' or '1,2')."}
     )
@@ -179,6 +182,10 @@ def run_demo(cfg: DemoConfig) -> dict:
             max_completion_length=cfg.max_new_tokens,
             max_steps=cfg.rl_steps,
             save_steps=cfg.rl_steps,
+            # the CPU preset's throughput settings (configs/rl_cpu.yaml); bf16 only where it is native
+            bf16_autocast=fast_bf16(),
+            rollout_autocast=fast_bf16(),
+            steps_per_generation=4,
             save_total_limit=1,
             eval_steps=cfg.eval_steps,
             eval_datasets=[f"builtin:test:{cfg.n_problems}"],

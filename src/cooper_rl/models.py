@@ -171,6 +171,16 @@ def load_causal_lm(name: str, dtype: str = "auto", device: str = "auto", **kwarg
     return model, tokenizer
 
 
+def fast_bf16() -> bool:
+    """Whether bf16 matmuls run natively here: a CUDA GPU with bf16, or a CPU with AVX512-BF16 / AMX units
+    (elsewhere bf16 autocast is emulated and slower than fp32)."""
+    import torch
+
+    if torch.cuda.is_available():
+        return torch.cuda.is_bf16_supported()
+    return bool(torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
 def default_device() -> str:
     """'cuda' when a GPU is visible, else 'cpu'."""
     import torch

@@ -101,8 +101,8 @@ def test_model_mode_keeps_rm_frozen(assets, tmp_path, one_thread):
     assert len(logged) == 2  # reward metrics reach TRL's logs
 
 
-def test_bf16_autocast_keeps_generation_in_fp32(assets, tmp_path, one_thread):
-    trainer, _, _ = build_trainer(config(assets, tmp_path, "rule", bf16_autocast=True, max_steps=1))
+def autocast_seen(trainer) -> list[tuple[bool, bool]]:
+    """(inside rollout generation?, autocast on?) for every policy forward of the training that follows."""
     seen, state = [], {"gen": False}
 
     def track(generate):
@@ -119,10 +119,40 @@ def test_bf16_autocast_keeps_generation_in_fp32(assets, tmp_path, one_thread):
     trainer.model.model.layers[0].register_forward_hook(
         lambda *_: seen.append((state["gen"], torch.is_autocast_enabled("cpu")))
     )
+    return seen
+
+
+def test_bf16_autocast_keeps_generation_in_fp32(assets, tmp_path, one_thread):
+    trainer, _, _ = build_trainer(config(assets, tmp_path, "rule", bf16_autocast=True, max_steps=1))
+    seen = autocast_seen(trainer)
     trainer.train()
     assert {autocast for in_generate, autocast in seen if in_generate} == {False}  # rollouts in fp32
     assert {autocast for in_generate, autocast in seen if not in_generate} == {True}  # loss forward in bf16
     assert next(trainer.model.parameters()).dtype == torch.float32
+
+
+def test_defaults_are_the_papers_on_policy_step(assets, tmp_path):
+    args = build_trainer(config(assets, tmp_path, "rule"))[0].args
+    assert (args.steps_per_generation, args.num_iterations, args.loss_type, args.beta) == (1, 1, "grpo", 1e-3)
+    assert args.generation_batch_size == args.per_device_train_batch_size == 8  # one generation per step
+
+
+def test_rollout_autocast_and_shared_generation_batches(assets, tmp_path, one_thread):
+    """rollout_autocast puts generation (only) under bf16 autocast; steps_per_generation=2 generates 16 rollouts
+    at once, scores them in one reward call, and trains 2 optimizer steps on 8 rollouts each."""
+    cfg = config(assets, tmp_path, "rule", rollout_autocast=True, steps_per_generation=2, max_steps=2)
+    trainer, _, _ = build_trainer(cfg)
+    assert trainer.args.generation_batch_size == 16 and trainer.args.per_device_train_batch_size == 8
+    seen = autocast_seen(trainer)
+    trainer.train()
+    assert {autocast for in_generate, autocast in seen if in_generate} == {True}  # rollouts in bf16 autocast
+    assert {autocast for in_generate, autocast in seen if not in_generate} == {False}  # loss forwards in fp32
+    assert trainer.state.global_step == 2
+    assert [r["step"] for r in rows(tmp_path)] == [1]  # one reward call for the shared batch
+    rollouts = [json.loads(x) for x in (tmp_path / "rollouts.jsonl").read_text().splitlines()]
+    assert len(rollouts) == 16
+    timing = [json.loads(x) for x in (tmp_path / "timing.jsonl").read_text().splitlines()]
+    assert timing[0]["generation"] > 0 and timing[1]["generation"] == 0  # step 2 reuses step 1's generation
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,8 @@ StepProfiler: where an RL step's time goes, wall-clock seconds per phase, one JS
 The profiler wraps methods of one trainer instance (no TRL subclassing, no change to its results); the
 private ones are reached only through trl_internals.
 
-FP32Generation keeps rollouts out of bf16 autocast; EvalCallback evaluates policy and RM every N steps.
+FP32Generation keeps rollouts out of accelerate's autocast wrapper, autocast_rollouts puts them under an explicit
+bf16 autocast; EvalCallback evaluates policy and RM every N steps.
 """
 
 from __future__ import annotations
@@ -111,6 +112,24 @@ class StepProfiler(TrainerCallback):
         rec["other"] = rec["step_seconds"] - sum(rec[k] for k in (*TIMED, "policy_update"))
         if self.path is not None and state.is_world_process_zero:
             append_jsonl(self.path, [rec])
+
+
+def autocast_rollouts(trainer, dtype=torch.bfloat16) -> None:
+    """Run the trainer's rollout generation under autocast to ``dtype`` (fp32 master weights stay as they are).
+
+    Autocast casts each weight once per generate call (its cast cache lives as long as the context), so decode
+    runs bf16 matmuls (AMX on CPU) without a second copy of the model."""
+    device_type = trainer.accelerator.device.type
+
+    def wrap(generate):
+        @functools.wraps(generate)
+        def generate_autocast(*args, **kwargs):
+            with torch.autocast(device_type, dtype=dtype):
+                return generate(*args, **kwargs)
+
+        return generate_autocast
+
+    wrap_trainer_method(trainer, "generate", wrap)
 
 
 class FP32Generation(TrainerCallback):

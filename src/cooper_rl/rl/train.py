@@ -28,7 +28,7 @@ from cooper_rl.cooper.negatives import make_negative_generator
 from cooper_rl.cooper.rewards import CooperReward, ModelReward, RuleReward
 from cooper_rl.generation import PROMPT_TEMPLATE, build_prompt, chat_messages
 from cooper_rl.io import atomic_write_json
-from cooper_rl.rl.callbacks import EvalCallback, FP32Generation, StepProfiler
+from cooper_rl.rl.callbacks import EvalCallback, FP32Generation, StepProfiler, autocast_rollouts
 from cooper_rl.rl.checkpoint import (
     RM_DIR,
     RM_STATE,
@@ -53,7 +53,8 @@ class RLConfig:
         default="smollm2-135m-instruct", metadata={"help": "Policy: registry name, local path or hub id."}
     )
     rm: str = field(
-        default="minilm-l6", metadata={"help": "Reward model: a trained VerifyRM dir or a backbone for a fresh one."}
+        default="minilm-l6",
+        metadata={"help": "Reward model (model/cooper): a trained VerifyRM dir, or a backbone for a fresh one."},
     )
     rm_max_length: int | None = field(default=None, metadata={"help": "RM input tokens (default: the RM's own)."})
     datasets: list[str] = field(
@@ -68,14 +69,19 @@ class RLConfig:
     prompt_template: str = field(
         default=PROMPT_TEMPLATE, metadata={"help": "User message; format string with {question}."}
     )
-    num_generations: int = field(default=4, metadata={"help": "G: completions per prompt."})
+    num_generations: int = field(
+        default=4, metadata={"help": "G: rollouts per prompt, the group over which GRPO normalises rewards."}
+    )
     prompts_per_step: int = field(default=2, metadata={"help": "Prompts per optimizer step (over all processes)."})
     gradient_accumulation_steps: int = field(
         default=1,
         metadata={"help": "Micro-batches per optimizer step (prompts_per_step * num_generations is split over them)."},
     )
-    beta: float = field(default=1e-3, metadata={"help": "KL coefficient (k3 estimator) to the reference policy."})
-    learning_rate: float = field(default=1e-6, metadata={"help": "Policy learning rate."})
+    beta: float = field(
+        default=1e-3,
+        metadata={"help": "KL coefficient (k3 estimator) to the reference policy (paper: 1e-3; 0: no KL term)."},
+    )
+    learning_rate: float = field(default=1e-6, metadata={"help": "Policy learning rate (AdamW; paper: 1e-6)."})
     lr_scheduler_type: str = field(
         default="constant",
         metadata={"help": "Policy learning-rate schedule (transformers names: constant, linear, cosine, ...)."},
@@ -83,7 +89,9 @@ class RLConfig:
     loss_type: str = field(default="grpo", metadata={"help": "TRL loss_type: grpo (paper), dapo, dr_grpo, bnpo, ..."})
     temperature: float = field(default=1.0, metadata={"help": "Rollout sampling temperature (paper: 1.0)."})
     top_p: float = field(default=1.0, metadata={"help": "Rollout nucleus sampling threshold."})
-    max_prompt_length: int | None = field(default=512, metadata={"help": "Drop prompts longer than this (tokens)."})
+    max_prompt_length: int | None = field(
+        default=512, metadata={"help": "Drop training prompts longer than this, in tokens (0: keep all)."}
+    )
     max_completion_length: int = field(
         default=128, metadata={"help": "Longest rollout, in new tokens (paper: 512; CPU preset: 128)."}
     )
@@ -94,10 +102,18 @@ class RLConfig:
     rm_warmup_steps: int = field(
         default=0, metadata={"help": "RM updates with a linear learning-rate warm-up (0: none)."}
     )
-    rm_batch_size: int = field(default=64, metadata={"help": "Sequences per RM scoring forward pass."})
-    negatives: str = field(default="corrupt", metadata={"help": "Negative generator: corrupt (offline), api or local."})
+    rm_batch_size: int = field(
+        default=64, metadata={"help": "Sequences per RM scoring forward pass (model and cooper rewards)."}
+    )
+    negatives: str = field(
+        default="corrupt",
+        metadata={
+            "help": "Cooper negatives: corrupt (offline rewrite of the positive), or an assistant LLM: api, local."
+        },
+    )
     assistant: str | None = field(
-        default=None, metadata={"help": "api: 'openai:MODEL@http://HOST:PORT/v1'; local: 'hf:NAME'."}
+        default=None,
+        metadata={"help": "Assistant LLM for negatives: openai:MODEL@http://HOST:PORT/v1 (api) or hf:NAME (local)."},
     )
     assistant_concurrency: int = field(
         default=16, metadata={"help": "Assistant requests in flight at once (api negatives)."}
@@ -157,11 +173,31 @@ class RLConfig:
     bf16_autocast: bool = field(
         default=False,
         metadata={
-            "help": "fp32 weights/optimizer, bf16 autocast for the log-prob forwards and backward (CPU with AMX: ~1.5x faster update); rollouts are generated in fp32."
+            "help": "fp32 weights/optimizer, bf16 autocast for the log-prob forwards and backward (CPU with AMX: ~1.5x faster update); rollouts follow rollout_autocast."
         },
     )
     gradient_checkpointing: bool = field(
         default=False, metadata={"help": "Recompute activations in the backward pass (less memory, slower)."}
+    )
+    rollout_autocast: bool = field(
+        default=False,
+        metadata={
+            "help": "Generate rollouts under bf16 autocast (fp32 master weights; ~2x faster decode on CPUs with AMX); "
+            "the sampling distribution differs from fp32 sampling only by bf16 rounding."
+        },
+    )
+    steps_per_generation: int = field(
+        default=1,
+        metadata={
+            "help": "Optimizer steps that share one generation batch: rollouts of prompts_per_step x N prompts are "
+            "generated at once (a larger, faster decode batch) and split over N optimizer steps, each on "
+            "prompts_per_step x G rollouts; steps 2..N are slightly off-policy, which GRPO's clipped importance "
+            "ratio covers (TRL). 1 = the paper's on-policy step."
+        },
+    )
+    num_iterations: int = field(
+        default=1,
+        metadata={"help": "GRPO iterations (mu): optimizer passes over each generation batch (paper: 1)."},
     )
     cache_implementation: str | None = field(
         default=None, metadata={"help": "KV cache of HF generate rollouts (e.g. static); default dynamic."}
@@ -174,13 +210,19 @@ class RLConfig:
         metadata={"help": "Append every rollout with its verdict and reward to output_dir/rollouts.jsonl."},
     )
     eval_steps: int = field(
-        default=0, metadata={"help": "Evaluate the policy (avg@k) and the RM every N steps and at step 0 (0: never)."}
+        default=0,
+        metadata={
+            "help": "Evaluate the policy (avg@k; the RM with rm_eval_data) every N steps and at step 0 (0: never)."
+        },
     )
     eval_datasets: list[str] = field(
         default_factory=lambda: ["builtin:test:32"], metadata={"help": "Held-out problem sources for avg@k."}
     )
     eval_k: int = field(default=4, metadata={"help": "Samples per problem in the periodic evaluation (paper: 8)."})
-    eval_max_new_tokens: int | None = field(default=None, metadata={"help": "Default: max_completion_length."})
+    eval_max_new_tokens: int | None = field(
+        default=None,
+        metadata={"help": "Longest completion in the periodic evaluation, in tokens (default: max_completion_length)."},
+    )
     eval_batch_size: int = field(
         default=64, metadata={"help": "Sequences per generate() call in the periodic evaluation."}
     )
@@ -297,6 +339,8 @@ def build_trainer(cfg: RLConfig):
         lr_scheduler_type=cfg.lr_scheduler_type,
         per_device_train_batch_size=per_step // (world * cfg.gradient_accumulation_steps),
         gradient_accumulation_steps=cfg.gradient_accumulation_steps,
+        steps_per_generation=cfg.steps_per_generation * cfg.gradient_accumulation_steps,  # TRL counts micro-steps
+        num_iterations=cfg.num_iterations,
         num_generations=cfg.num_generations,
         max_completion_length=cfg.max_completion_length,
         temperature=cfg.temperature,
@@ -328,6 +372,8 @@ def build_trainer(cfg: RLConfig):
     trainer.add_callback(StepProfiler(trainer, reward, Path(cfg.output_dir) / "timing.jsonl"))
     if cfg.bf16_autocast and not cfg.bf16:
         trainer.add_callback(FP32Generation())
+    if cfg.rollout_autocast:
+        autocast_rollouts(trainer)
     if cfg.eval_steps > 0:
         if int(os.environ.get("WORLD_SIZE", "1")) > 1:
             raise ValueError("eval_steps > 0 is single-process only; evaluate checkpoints with `cooper eval` instead")
