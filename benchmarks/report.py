@@ -210,12 +210,13 @@ def main():
             )
         )
         notes.append(f"bound: {b['machine']['date']}")
-    t = load("throughput")
-    if t:
+    for t in (load("throughput"), load("throughput_confirm")):
+        if not t:
+            continue
         rows.append(
             (
                 "throughput",
-                f"rollouts per hour of `cooper rl --reward {t['reward']}`, CPU preset: old → new",
+                f"rollouts per hour of `cooper rl --reward {t['reward']}`, CPU preset: old → new ({', '.join(t['variants'])} alternated)",
                 "≥ 2.5×",
                 f"{t['rollouts_per_hour_old']:.0f} → {t['rollouts_per_hour_new']:.0f} ({t['rollouts_per_hour_speedup']:.2f}×)",
                 t["rollouts_per_hour_speedup"] >= 2.5,
@@ -242,7 +243,7 @@ def main():
                     None,
                 )
             )
-        notes.append(f"throughput: {t['machine']['date']}, {t['rounds']} rounds, variants alternated")
+        notes.append(f"throughput ({', '.join(t['variants'])}): {t['machine']['date']}, {t['rounds']} rounds")
     lines = ["| stage | what | target | measured | met |", "|---|---|---|---|---|"]
     for stage, what, target, measured, met in rows:
         lines.append(

@@ -25,10 +25,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 from common import RESULTS, median, write_result  # noqa: E402
 
 ROOT = Path(__file__).parent.parent
-FAST = "--bf16_autocast true --rollout_autocast true --steps_per_generation 4"
+FAST = "--bf16_autocast true --rollout_autocast true --steps_per_generation 4 --compact_lm_head true"
 VARIANTS = {
-    "old": "--bf16_autocast false --rollout_autocast false --steps_per_generation 1",
-    "bf16": "--bf16_autocast true --rollout_autocast true --steps_per_generation 1",
+    "old": "--bf16_autocast false --rollout_autocast false --steps_per_generation 1 --compact_lm_head false",
+    "bf16": "--bf16_autocast true --rollout_autocast true --steps_per_generation 1 --compact_lm_head false",
+    "shared": "--bf16_autocast true --rollout_autocast true --steps_per_generation 4 --compact_lm_head false",
     "new": FAST,
 }
 
@@ -77,6 +78,7 @@ def main():
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     ap.add_argument("--work", default="benchmarks/results/throughput_runs")
     ap.add_argument("--from_runs", action="store_true", help="summarize the runs already in --work, run nothing")
+    ap.add_argument("--name", default="throughput", help="results/NAME.json")
     args = ap.parse_args()
     runs = {v: [] for v in args.variants}
     for r in range(args.rounds):
@@ -112,6 +114,7 @@ def main():
         "rollouts_per_hour_new": per_variant["new"]["rollouts_per_hour_median"],
         "rollouts_per_hour_speedup": per_variant["new"]["speedup_vs_old"],
     }
+    result["variants_alternated"] = args.variants
     result["decode_tokens_per_s_old"] = median([x["decode_tokens_per_s"] for x in runs["old"]])
     result["decode_tokens_per_s_new"] = median([x["decode_tokens_per_s"] for x in runs["new"]])
     bound = RESULTS / "bound.json"
@@ -133,7 +136,7 @@ def main():
         result["decode_fraction_of_bound_old"] = result["decode_tokens_per_s_old"] / old_b["tokens_per_s"]
         result["decode_fraction_of_bound"] = result["decode_tokens_per_s_new"] / new_b["tokens_per_s"]
     print(json.dumps({k: v for k, v in result.items() if k != "variants"}, indent=1))
-    write_result("throughput", result)
+    write_result(args.name, result)
 
 
 if __name__ == "__main__":

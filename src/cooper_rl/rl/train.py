@@ -38,7 +38,7 @@ from cooper_rl.rl.checkpoint import (
     resolve_checkpoint,
     trim_logs,
 )
-from cooper_rl.rl.trl_internals import check_trl
+from cooper_rl.rl.trl_internals import check_trl, score_completions_only
 
 
 @dataclass
@@ -199,6 +199,13 @@ class RLConfig:
         default=1,
         metadata={"help": "GRPO iterations (mu): optimizer passes over each generation batch (paper: 1)."},
     )
+    compact_lm_head: bool = field(
+        default=True,
+        metadata={
+            "help": "On CPU, TRL's fused LM head scores only the completion positions, as it does on GPUs (identical "
+            "log-probs and gradients, less work); false: TRL's own CPU path, which scores every position."
+        },
+    )
     cache_implementation: str | None = field(
         default=None, metadata={"help": "KV cache of HF generate rollouts (e.g. static); default dynamic."}
     )
@@ -322,6 +329,8 @@ def build_trainer(cfg: RLConfig):
             f"processes ({world}) * gradient_accumulation_steps ({cfg.gradient_accumulation_steps})"
         )
     check_trl()
+    if cfg.compact_lm_head and not torch.cuda.is_available():
+        score_completions_only()  # TRL's CPU path would also push prompt and padding positions through the LM head
     checkpoint = resolve_checkpoint(
         cfg.output_dir, cfg.resume_from_checkpoint, require=f"{RM_DIR}/{RM_STATE}" if cfg.reward == "cooper" else None
     )
