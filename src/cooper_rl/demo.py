@@ -166,6 +166,7 @@ def run_demo(cfg: DemoConfig) -> dict:
     t = time.time()
     levels = ",".join(x.strip() for x in cfg.rl_levels.split(","))
     rl_dir = out / "rl"
+    bf16 = fast_bf16()
     if rl_dir.exists():  # a demo always starts from the embedded policy: clear an earlier run's logs
         import shutil
 
@@ -183,8 +184,8 @@ def run_demo(cfg: DemoConfig) -> dict:
             max_steps=cfg.rl_steps,
             save_steps=cfg.rl_steps,
             # the CPU preset's throughput settings (configs/rl_cpu.yaml); bf16 only where it is native
-            bf16_autocast=fast_bf16(),
-            rollout_autocast=fast_bf16(),
+            bf16_autocast=bf16,
+            rollout_autocast=bf16,
             steps_per_generation=4,
             save_total_limit=1,
             eval_steps=cfg.eval_steps,

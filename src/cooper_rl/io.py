@@ -133,7 +133,7 @@ def read_jsonl(path: str | os.PathLike, *, missing_ok: bool = False, allow_cut_t
 def drop_cut_tail(path: str | os.PathLike) -> bool:
     """Remove a last line cut by a kill (no newline, or not valid JSON) from a jsonl file, atomically.
 
-    Returns whether one was removed. Invalid JSON on an earlier line raises DataError naming the row."""
+    Returns whether one was removed; earlier lines are left for the caller's reader (iter_jsonl names bad rows)."""
     path = Path(path)
     if not path.is_file():
         return False
@@ -150,6 +150,4 @@ def drop_cut_tail(path: str | os.PathLike) -> bool:
             cut = True
     if cut:
         atomic_write_bytes(path, b"".join(lines[:-1]))
-    for _ in iter_jsonl(path):  # what is left must parse everywhere
-        pass
     return cut

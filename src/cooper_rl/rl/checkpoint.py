@@ -8,6 +8,7 @@ written after the checkpoint a run resumes from are dropped (the resumed steps w
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from pathlib import Path
@@ -94,8 +95,6 @@ def resolve_checkpoint(output_dir: str | os.PathLike, value: str | None, require
 
 def checkpoint_step(checkpoint: str | os.PathLike) -> int:
     """The global step a TRL checkpoint was written at."""
-    import json
-
     return json.loads((Path(checkpoint) / "trainer_state.json").read_text())["global_step"]
 
 

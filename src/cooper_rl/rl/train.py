@@ -26,7 +26,7 @@ from cooper_rl import verify
 from cooper_rl.cooper.monitor import HackingMonitor
 from cooper_rl.cooper.negatives import make_negative_generator
 from cooper_rl.cooper.rewards import CooperReward, ModelReward, RuleReward
-from cooper_rl.generation import PROMPT_TEMPLATE, build_prompt, chat_messages
+from cooper_rl.generation import PROMPT_TEMPLATE, chat_messages, render_messages
 from cooper_rl.io import atomic_write_json
 from cooper_rl.rl.callbacks import EvalCallback, FP32Generation, StepProfiler, autocast_rollouts
 from cooper_rl.rl.checkpoint import (
@@ -251,7 +251,7 @@ def build_dataset(cfg: RLConfig, tokenizer):
             source, question_field=cfg.question_field, answer_field=cfg.answer_field, seed=cfg.seed
         ).problems:
             messages = chat_messages(p.question, cfg.prompt_template)
-            text = build_prompt(tokenizer, p.question, cfg.prompt_template)  # what the policy will read
+            text = render_messages(tokenizer, messages)  # what the policy will read
             if (
                 cfg.max_prompt_length
                 and len(tokenizer(text, add_special_tokens=False)["input_ids"]) > cfg.max_prompt_length
