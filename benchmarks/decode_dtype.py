@@ -1,11 +1,11 @@
 """Rollout number format on CPU: HF generate in fp32, under bf16 autocast (fp32 weights), and with bf16 weights;
-and how far bf16 autocast moves the policy's next-token distribution.
+and how far bf16 autocast and bf16 weights move the policy's next-token distribution.
 
-  python benchmarks/decode_dtype.py [--batches 8 64 128] [--new_tokens 64] [--repeats 2]
+  python benchmarks/decode_dtype.py [--batches 8 32 64 128] [--new_tokens 64] [--repeats 2]
 
 Sampling at T=1, every sequence forced to --new_tokens tokens; formats alternated inside each repeat (order
 rotated), medians reported. Distribution: total variation between the fp32 next-token distribution and the bf16
-autocast one at every position of two worked solutions, next to the TV of a temperature change (1.0 -> 1.1) for
+autocast one / the bf16-weights one at every position of two worked solutions, next to the TV of a temperature change (1.0 -> 1.1) for
 scale. Writes benchmarks/results/decode_dtype.json.
 """
 
@@ -34,7 +34,7 @@ def main():
     from cooper_rl.tasks import generate_problems
 
     ap = argparse.ArgumentParser()
-    ap.add_argument("--batches", type=int, nargs="+", default=[8, 64, 128])
+    ap.add_argument("--batches", type=int, nargs="+", default=[8, 32, 64, 128])
     ap.add_argument("--new_tokens", type=int, default=64)
     ap.add_argument("--repeats", type=int, default=2)
     args = ap.parse_args()
@@ -69,7 +69,7 @@ def main():
                 rates[b][f].append(gen(b, f, args.new_tokens))
                 print(f"batch {b} {f}: {rates[b][f][-1]:.1f} tokens/s", flush=True)
 
-    tv_bf16, tv_temp = [], []
+    tv_bf16, tv_bf16w, tv_temp = [], [], []
     with torch.no_grad():
         for q, a in SOLUTIONS:
             ids = tok(build_prompt(tok, q) + a, return_tensors="pt", add_special_tokens=False)["input_ids"]
@@ -77,7 +77,9 @@ def main():
             p32, p_t = torch.softmax(logits, -1), torch.softmax(logits / 1.1, -1)
             with torch.autocast("cpu", dtype=torch.bfloat16):
                 p16 = torch.softmax(model(input_ids=ids).logits.float(), -1)
+            p16w = torch.softmax(bf16_model(input_ids=ids).logits.float(), -1)
             tv_bf16 += (0.5 * (p32 - p16).abs().sum(-1)).flatten().tolist()
+            tv_bf16w += (0.5 * (p32 - p16w).abs().sum(-1)).flatten().tolist()
             tv_temp += (0.5 * (p32 - p_t).abs().sum(-1)).flatten().tolist()
     result = {
         "new_tokens": args.new_tokens,
@@ -85,6 +87,7 @@ def main():
         "torch_threads": torch.get_num_threads(),
         "tokens_per_s": {str(b): {f: median(v) for f, v in d.items()} for b, d in rates.items()},
         "tv_bf16_autocast_vs_fp32": {"mean": sum(tv_bf16) / len(tv_bf16), "max": max(tv_bf16), "n": len(tv_bf16)},
+        "tv_bf16_weights_vs_fp32": {"mean": sum(tv_bf16w) / len(tv_bf16w), "max": max(tv_bf16w), "n": len(tv_bf16w)},
         "tv_temperature_1.1_vs_1.0": {"mean": sum(tv_temp) / len(tv_temp), "max": max(tv_temp), "n": len(tv_temp)},
     }
     print(result)

@@ -25,12 +25,15 @@ sys.path.insert(0, str(Path(__file__).parent))
 from common import RESULTS, median, write_result  # noqa: E402
 
 ROOT = Path(__file__).parent.parent
-FAST = "--bf16_autocast true --rollout_autocast true --steps_per_generation 4 --compact_lm_head true"
+COMPACT = "--bf16_autocast true --rollout_autocast true --steps_per_generation 4 --compact_lm_head true"
+FAST = "--bf16_autocast true --rollout_bf16_weights true --steps_per_generation 4 --compact_lm_head true"
 VARIANTS = {
     "old": "--bf16_autocast false --rollout_autocast false --steps_per_generation 1 --compact_lm_head false",
     "bf16": "--bf16_autocast true --rollout_autocast true --steps_per_generation 1 --compact_lm_head false",
     "shared": "--bf16_autocast true --rollout_autocast true --steps_per_generation 4 --compact_lm_head false",
-    "new": FAST,
+    "compact": COMPACT,
+    "new": FAST,  # = configs/rl_cpu.yaml
+    "new8": FAST.replace("--steps_per_generation 4", "--steps_per_generation 8"),
 }
 
 

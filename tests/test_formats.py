@@ -13,3 +13,9 @@ def test_restyle_every_style_keeps_the_answer():
     assert restyle("no marker here", "hash") is None
     with pytest.raises(ValueError):
         restyle(sol, "haiku")
+
+
+def test_plain_style_states_the_given_answer_not_a_number_containing_it():
+    sol = "Everything costs 14352 + 829 = $15181.\nThe change is 15200 - 15181 = $19.\n#### 18"
+    assert restyle(sol, "plain").endswith("So the result is 18.")  # "18" inside 15181 is not the answer
+    assert restyle(sol.replace("#### 18", "#### 19"), "plain").endswith("= $19.")

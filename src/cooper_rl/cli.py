@@ -59,6 +59,12 @@ COMMANDS = {  # name: (module, config dataclass, run function, description)
         "sample completions for RM data (HF models, OpenAI-compatible endpoints)",
     ),
     "label": ("rm.label", "LabelConfig", "run_label", "hybrid labels: rule verifier + LLM judge"),
+    "rm-data": (
+        "rm.build",
+        "RMDataConfig",
+        "run_rm_data",
+        "VerifyRM data: answer-format variants, traps and labelled real completions, stats per category",
+    ),
     "train-rm": ("rm.train", "TrainRMConfig", "run_train_rm", "train a VerifyRM (BCE) with the HF Trainer"),
     "eval-rm": (
         "rm.evaluate",

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from cooper_rl import verify
 from cooper_rl.io import atomic_write_json, read_jsonl, write_jsonl
-from cooper_rl.models import MINILM, SMOLLM2, cache_dir, fast_bf16
+from cooper_rl.models import MINILM, SMOLLM2, cache_dir
 
 
 @dataclass
@@ -166,7 +166,6 @@ def run_demo(cfg: DemoConfig) -> dict:
     t = time.time()
     levels = ",".join(x.strip() for x in cfg.rl_levels.split(","))
     rl_dir = out / "rl"
-    bf16 = fast_bf16()
     if rl_dir.exists():  # a demo always starts from the embedded policy: clear an earlier run's logs
         import shutil
 
@@ -184,8 +183,9 @@ def run_demo(cfg: DemoConfig) -> dict:
             max_steps=cfg.rl_steps,
             save_steps=cfg.rl_steps,
             # the CPU preset's throughput settings (configs/rl_cpu.yaml); bf16 only where it is native
-            bf16_autocast=bf16,
-            rollout_autocast=bf16,
+            bf16_autocast="auto",
+            rollout_bf16_weights="auto",
+            rm_bf16_autocast="auto",
             steps_per_generation=4,
             save_total_limit=1,
             eval_steps=cfg.eval_steps,

@@ -181,6 +181,21 @@ def fast_bf16() -> bool:
     return bool(torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
+def bf16_flag(value) -> bool:
+    """A bf16 option's value as a bool: a bool, 'true'/'false', or 'auto' = fast_bf16() (bf16 only where this
+    machine runs it natively; emulated bf16 on a CPU without AVX512-BF16/AMX is several times slower than fp32)."""
+    if isinstance(value, bool):
+        return value
+    v = str(value).strip().lower()
+    if v == "auto":
+        return fast_bf16()
+    if v in ("true", "1", "yes"):
+        return True
+    if v in ("false", "0", "no"):
+        return False
+    raise ValueError(f"a bf16 option takes true, false or auto, got {value!r}")
+
+
 def default_device() -> str:
     """'cuda' when a GPU is visible, else 'cpu'."""
     import torch

@@ -218,3 +218,48 @@ def test_two_rank_rm_stays_in_sync_under_torchrun(tmp_path):
     out = json.loads((tmp_path / "out.json").read_text())
     assert out["moved"] > 0  # the RM did learn
     assert out["max_diff"] == 0.0  # and both copies are bit-identical
+
+
+def test_plain_hf_qwen2_classifier_loads_with_the_papers_template(tmp_path):
+    """A Hugging Face sequence-classification checkpoint without cooper_rm.json (the authors' format: a Qwen2
+    classifier) loads; its score is sigmoid of the logit at the last token of the paper's template text."""
+    from transformers import Qwen2Config, Qwen2ForSequenceClassification
+
+    from cooper_rl.models import load_tokenizer
+
+    tok = load_tokenizer("smollm2-135m-instruct")
+    cfg = Qwen2Config(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        num_labels=1,
+        pad_token_id=tok.pad_token_id,
+    )
+    torch.manual_seed(0)
+    Qwen2ForSequenceClassification(cfg).save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    assert not (tmp_path / "cooper_rm.json").exists()
+    m = VerifyRM.from_pretrained(str(tmp_path), device="cpu")
+    assert type(m.model).__name__ == "Qwen2ForSequenceClassification" and m.meta == {}
+    q, r, c = "What is 2 + 2?", "4", "2 + 2 = 4. The answer is \\boxed{4}."
+    ids = tok(format_rm_text(q, r, c), add_special_tokens=True, return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        expected = torch.sigmoid(m.model(input_ids=ids).logits[0, 0]).item()
+    batch = m.score([q, q], [r, r], [c, c + " Let me explain at much greater length." * 5], batch_size=2)
+    assert batch[0] == pytest.approx(expected, abs=1e-5)  # right padding: pooled at the last real token
+
+
+def test_autocast_scores_match_fp32_and_updates_keep_fp32_weights(rm):
+    rm = copy.deepcopy(rm)
+    qs, refs = ["What is 2 + 2?"] * 4, ["4"] * 4
+    comps = ["\\boxed{4}", "\\boxed{5}", "It is 4.", "Maybe 3"]
+    fp32 = rm.score(qs, refs, comps)
+    rm.autocast = True
+    bf16 = rm.score(qs, refs, comps)
+    assert bf16 == pytest.approx(fp32, abs=0.02) and bf16 != fp32  # bf16 rounding, not the same path
+    out = rm.pairwise_update(qs[:2], refs[:2], comps[:2], comps[2:])
+    assert out["n_valid"] == 2 and out["rm_loss"] is not None
+    assert all(p.dtype == torch.float32 for p in rm.model.parameters())

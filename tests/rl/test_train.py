@@ -9,6 +9,7 @@ import torch
 from safetensors.torch import load_file
 
 from cooper_rl.cooper.rewards import CooperReward, ModelReward
+from cooper_rl.rl.callbacks import bf16_rollout_copy
 from cooper_rl.rl.checkpoint import RM_DIR, RM_STATE, resolve_checkpoint
 from cooper_rl.rl.train import RLConfig, build_trainer, run_rl
 from cooper_rl.rl.trl_internals import wrap_trainer_method
@@ -153,6 +154,60 @@ def test_rollout_autocast_and_shared_generation_batches(assets, tmp_path, one_th
     assert len(rollouts) == 16
     timing = [json.loads(x) for x in (tmp_path / "timing.jsonl").read_text().splitlines()]
     assert timing[0]["generation"] > 0 and timing[1]["generation"] == 0  # step 2 reuses step 1's generation
+
+
+def test_bf16_rollout_copy_generates_with_fresh_bf16_weights(assets, tmp_path, one_thread):
+    """Rollouts come from the bf16 copy (never the fp32 policy), whose weights equal the bf16 cast of the master
+    weights at the start of every generation batch; its next-token distribution is the fp32 one up to rounding."""
+    cfg = config(assets, tmp_path, "rule", steps_per_generation=2, max_steps=4, bf16_autocast=True)
+    trainer, _, _ = build_trainer(cfg)
+    copy = bf16_rollout_copy(trainer)
+    seen = autocast_seen(trainer)  # forwards of the fp32 policy
+    synced = []
+
+    def check_sync(module, args):
+        if not synced or synced[-1][1] != trainer.state.global_step:  # first forward of a generation batch
+            master = [p.detach().to(torch.bfloat16) for p in trainer.model.parameters()]
+            synced.append(
+                (all(torch.equal(a, b) for a, b in zip(copy.parameters(), master)), trainer.state.global_step)
+            )
+
+    copy.model.layers[0].register_forward_pre_hook(check_sync)
+    start = weights(trainer.model)
+    trainer.train()
+    assert [step for _, step in synced] == [0, 2] and all(ok for ok, _ in synced)  # two batches, both fresh
+    assert not same(start, weights(trainer.model))  # the refresh mattered: the master moved in between
+    assert not [x for x in seen if x[0]]  # the fp32 policy ran no rollout forward
+    assert next(copy.parameters()).dtype == torch.bfloat16 and next(trainer.model.parameters()).dtype == torch.float32
+    ids = torch.randint(0, trainer.model.config.vocab_size, (2, 10))
+    with torch.no_grad():
+        p32 = trainer.model(ids).logits[:, -1].float().softmax(-1)
+        p16 = copy(ids).logits[:, -1].float().softmax(-1)
+    assert (p32 - p16).abs().sum(-1).max() / 2 < 0.05  # total variation
+
+
+def test_rollout_bf16_weights_flag(assets, tmp_path, one_thread):
+    trainer, _, _ = build_trainer(config(assets, tmp_path, "rule", rollout_bf16_weights=True, max_steps=1))
+    seen = autocast_seen(trainer)
+    trainer.train()
+    assert trainer.state.global_step == 1 and seen and not [x for x in seen if x[0]]
+    with pytest.raises(ValueError, match="vLLM"):
+        build_trainer(config(assets, tmp_path, "rule", rollout_bf16_weights=True, use_vllm=True))
+
+
+def test_compact_console_prints_one_line_per_step(assets, tmp_path, one_thread, capsys):
+    trainer, _, _ = build_trainer(config(assets, tmp_path, "model", max_steps=2))
+    trainer.train()
+    out = capsys.readouterr().out
+    lines = [x for x in out.splitlines() if x.strip()]
+    assert "{'loss'" not in out and "cooper/reward_mean" not in out  # no raw TRL dicts
+    header = next(i for i, x in enumerate(lines) if x.split()[:3] == ["step", "reward", "rule_acc"])
+    rows = [x.split() for x in lines[header + 1 :] if x.split()[0].endswith("/2")]
+    assert [r[0] for r in rows] == ["1/2", "2/2"]
+    assert all(r[8] in ("ok", "HACKING") and float(r[-1]) > 0 for r in rows)  # monitor flag, s/step
+    assert 0.0 <= float(rows[0][1]) <= 1.0 and rows[0][4] == "-"  # reward; no pairs in model mode
+    with pytest.raises(ValueError, match="console"):
+        build_trainer(config(assets, tmp_path, "rule", console="fancy"))
 
 
 @pytest.fixture(scope="module")

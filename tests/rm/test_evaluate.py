@@ -53,10 +53,18 @@ def test_run_eval_rm_on_verifybench_format(tmp_path):
         )
     )
     out = tmp_path / "res" / "eval_rm.json"
-    report = run_eval_rm(EvalRMConfig(rm="minilm-l6", data=str(data), output=str(out), batch_size=2, device="cpu"))
+    plot = tmp_path / "res" / "reliability.png"
+    cfg = EvalRMConfig(rm="minilm-l6", data=str(data), output=str(out), batch_size=2, device="cpu", plot=str(plot))
+    report = run_eval_rm(cfg)
     assert json.loads(out.read_text()) == json.loads(json.dumps(report))
     assert report["n"] == 5 and report["rm_trained"] is False
-    assert set(report["judges"]) == {"rm", "rule_strict", "rule_lenient"}
+    assert set(report["judges"]) == {"rm", "rule_strict", "rule_lenient", "math_verify"}
+    # TRL's accuracy_reward reads LaTeX only: "The result is 5" gets 0; \boxed{0.5} equals 1/2
+    assert report["judges"]["math_verify"]["accuracy"] == pytest.approx(4 / 5)
+    assert report["per_answer_type"]["integer"]["math_verify"] == pytest.approx(3 / 4)
+    assert plot.stat().st_size > 1000 and sum(b["n"] for b in report["reliability"]) == 5
+    rm_acc = report["judges"]["rm"]["accuracy"]
+    assert sum(e["n"] for e in report["errors_by_type"].values()) == round((1 - rm_acc) * 5)
     for m in report["judges"].values():
         assert set(m) >= {"accuracy", "precision", "recall", "f1", "auroc", "ece", "n", "positive_rate"}
     strict = report["judges"]["rule_strict"]
@@ -71,5 +79,6 @@ def test_run_eval_rm_on_verifybench_format(tmp_path):
         "rm": report["per_answer_type"]["fraction"]["rm"],
         "rule_strict": 1.0,
         "rule_lenient": 1.0,
+        "math_verify": 1.0,
     }
     assert 0.0 <= report["judges"]["rm"]["accuracy"] <= 1.0

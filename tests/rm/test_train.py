@@ -104,3 +104,37 @@ def test_authors_parquet_schema_and_verifybench_fields_load(tmp_path):
     assert load_rm_rows(str(vb)) == [
         {"question": "q", "reference": "12", "completion": "c", "label": 0, "answer_type": "integer"}
     ]
+
+
+def test_train_rm_bf16_autocast_resumes_after_sigkill(tmp_path):
+    """A killed train-rm continues from its newest checkpoint (OUTPUT.checkpoints) and records the data hash."""
+    from tiny import run_cli_until_killed, save_tiny_bert
+
+    data = _write_jsonl(tmp_path / "rm.jsonl", _synthetic_rows(n_questions=20))
+    out = tmp_path / "rm"
+    args = ["train-rm", "--data", str(data), "--backbone", save_tiny_bert(tmp_path / "bert"), "--output_dir", str(out)]
+    args += ["--max_length", "64", "--max_steps", "60", "--eval_steps", "2", "--batch_size", "4"]
+    args += ["--bf16_autocast", "true", "--learning_rate", "1e-3"]
+    ckpts = tmp_path / "rm.checkpoints"
+    run_cli_until_killed(args, ready=lambda: bool(list(ckpts.glob("checkpoint-*/trainer_state.json"))))
+    assert list(ckpts.glob("checkpoint-*/trainer_state.json")), "no checkpoint before the deadline"
+    assert not (out / "train_metrics.json").exists()  # it really was killed mid-run
+
+    cfg = TrainRMConfig(
+        data=str(data),
+        backbone=str(tmp_path / "bert"),
+        output_dir=str(out),
+        max_length=64,
+        max_steps=60,
+        eval_steps=2,
+        batch_size=4,
+        bf16_autocast=True,
+        learning_rate=1e-3,
+        resume_from_checkpoint="last",
+    )
+    report = run_train_rm(cfg)
+    assert report["resumed_from"] and report["global_step"] == 60
+    assert report["data_rows"] == 80 and len(report["data_sha256"]) == 64
+    assert not ckpts.exists()  # checkpoints removed once the RM is saved
+    with pytest.raises(FileNotFoundError, match="no complete checkpoint"):
+        run_train_rm(TrainRMConfig(**{**cfg.__dict__, "output_dir": str(tmp_path / "other")}))

@@ -126,7 +126,8 @@ class VerifyRM:
     """Reference-based reward model: an AutoModelForSequenceClassification (1 logit) + tokenizer + max_length.
 
     `optimizer` / `scheduler` (None until configure_optimizer or the first pairwise_update) are attributes so
-    an RL loop can checkpoint them.
+    an RL loop can checkpoint them. `autocast` (default False): run forwards (and so backwards) under bf16
+    autocast with fp32 master weights, ~2x faster on CPUs with bf16 matmul units.
     """
 
     def __init__(self, model, tokenizer, max_length: int, backbone: str, meta: dict | None = None):
@@ -138,6 +139,7 @@ class VerifyRM:
         self.optimizer = None
         self.scheduler = None
         self.max_grad_norm = 1.0
+        self.autocast = False
 
     @property
     def device(self) -> torch.device:
@@ -167,9 +169,27 @@ class VerifyRM:
                 )
         tokenizer = load_tokenizer(path)
         tokenizer.padding_side = "right"
-        model = AutoModelForSequenceClassification.from_pretrained(
-            path, num_labels=1, trust_remote_code=False, use_safetensors=True, dtype=torch.float32
-        )
+        from transformers.utils import logging as hf_logging
+
+        verbosity = hf_logging.get_verbosity()
+        hf_logging.set_verbosity_error()  # the "newly initialized weights" report: one line of ours below instead
+        try:
+            model, info = AutoModelForSequenceClassification.from_pretrained(
+                path,
+                num_labels=1,
+                trust_remote_code=False,
+                use_safetensors=True,
+                dtype=torch.float32,
+                output_loading_info=True,
+            )
+        finally:
+            hf_logging.set_verbosity(verbosity)
+        if info.get("missing_keys"):
+            print(
+                f"[rm] {name_or_path}: new 1-logit classification head ({len(info['missing_keys'])} tensors, randomly "
+                "initialised, as intended for a fresh RM: training sets them)",
+                flush=True,
+            )
         if tokenizer.pad_token is None:  # decoder backbones (GPT-2, Llama, SmolLM2) have none
             tokenizer.pad_token = tokenizer.eos_token
         if model.config.pad_token_id is None:
@@ -217,7 +237,8 @@ class VerifyRM:
         pad = self.tokenizer.pad_token_id
         input_ids = torch.tensor([x + [pad] * (width - len(x)) for x in ids], device=self.device)
         mask = torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x in ids], device=self.device)
-        return self.model(input_ids=input_ids, attention_mask=mask).logits.squeeze(-1).float()
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
+            return self.model(input_ids=input_ids, attention_mask=mask).logits.squeeze(-1).float()
 
     def logits(self, questions, references, completions) -> torch.Tensor:
         """Raw logits (one per triple, with grad, in the model's current train/eval mode)."""

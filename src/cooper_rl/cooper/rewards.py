@@ -10,7 +10,7 @@ over the G rollouts of a prompt); completions are strings for plain-text prompts
                   returned are the scores computed BEFORE that update
 
 Every call also computes metrics: rule accuracy of the rollouts (always), mean reward, RM-vs-rule agreement
-(RM score >= 0.5 vs verdict), the hacking monitor's flag and, for Cooper, the RM step's metrics. They go to
+(RM score >= 0.5 vs verdict), the RM-fooled rate (share of rule-wrong rollouts the RM scores >= 0.5), the hacking monitor's flag and, for Cooper, the RM step's metrics. They go to
 TRL's logs through the `log_metric` callback TRL passes to reward functions (averaged over processes and
 logging steps, logged as "cooper/<name>"), and, on the main process, one JSON line per call to metrics.jsonl.
 With `rollouts_path`, every rollout (question, reference, completion, verdict, reward) is appended there too:
@@ -119,7 +119,9 @@ class ModelReward(RuleReward):
         scores = self.rm.score(questions, references, texts, batch_size=self.batch_size)
         t_score = time.perf_counter() - t0
         agree = sum((s >= 0.5) == v for s, v in zip(scores, verdicts)) / len(scores)
-        return scores, {"rm_rule_agreement": agree, "time/rm_score": t_score}
+        wrong = [s for s, v in zip(scores, verdicts) if not v]
+        fooled = sum(s >= 0.5 for s in wrong) / len(wrong) if wrong else None  # rule-wrong rollouts the RM accepts
+        return scores, {"rm_rule_agreement": agree, "rm_fooled_rate": fooled, "time/rm_score": t_score}
 
 
 class CooperReward(ModelReward):

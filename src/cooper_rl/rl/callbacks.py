@@ -20,7 +20,7 @@ The profiler wraps methods of one trainer instance (no TRL subclassing, no chang
 private ones are reached only through trl_internals.
 
 FP32Generation keeps rollouts out of accelerate's autocast wrapper, autocast_rollouts puts them under an explicit
-bf16 autocast; EvalCallback evaluates policy and RM every N steps.
+bf16 autocast, bf16_rollout_copy generates them with a bf16 copy of the policy; EvalCallback evaluates policy and RM every N steps.
 """
 
 from __future__ import annotations
@@ -130,6 +130,86 @@ def autocast_rollouts(trainer, dtype=torch.bfloat16) -> None:
         return generate_autocast
 
     wrap_trainer_method(trainer, "generate", wrap)
+
+
+def bf16_rollout_copy(trainer, dtype=torch.bfloat16):
+    """Generate the trainer's rollouts with a ``dtype`` copy of the policy whose weights are refreshed from the fp32
+    master weights at the start of every generation batch; returns the copy. Training, log-probs, the reference
+    and evaluation keep the fp32 model.
+
+    Faster than autocast_rollouts on CPU (measured: benchmarks/decode_dtype.py): no per-call weight casts, and
+    the KV cache and activations are bf16 too, which halves the bytes a large decode batch reads per token.
+    Sampling differs from fp32 sampling by bf16 rounding only (next-token TV in the same benchmark)."""
+    from transformers import AutoModelForCausalLM
+
+    model = trainer.model
+    copy = AutoModelForCausalLM.from_config(model.config, dtype=dtype).to(model.device)
+    copy.generation_config = model.generation_config
+    copy.requires_grad_(False).eval()
+    pairs = list(zip(copy.parameters(), model.parameters(), strict=True))  # same class and config: same order
+    for (n16, p16), (n32, p32) in zip(copy.named_parameters(), model.named_parameters(), strict=True):
+        if n16 != n32 or p16.shape != p32.shape:
+            raise ValueError(f"bf16 rollout copy: parameter {n16} does not match the policy's {n32}")
+
+    def wrap(generate):
+        @functools.wraps(generate)
+        def generate_with_copy(*args, **kwargs):
+            with torch.no_grad():
+                for p16, p32 in pairs:
+                    p16.copy_(p32)
+            model.generate = copy.generate  # an instance attribute only for this call: eval keeps fp32
+            try:
+                return generate(*args, **kwargs)
+            finally:
+                del model.generate
+
+        return generate_with_copy
+
+    wrap_trainer_method(trainer, "generate", wrap)
+    return copy
+
+
+class CompactConsole(TrainerCallback):
+    """One console line per logged optimizer step instead of TRL's progress bar and raw log dicts (the numbers
+    still reach metrics.jsonl, TensorBoard and the other trackers). Steps that reuse an earlier generation batch
+    (steps_per_generation > 1) have no reward metrics of their own: their columns show '-'."""
+
+    COLUMNS = (  # header, log key, format
+        ("reward", "cooper/reward_mean", "{:.3f}"),
+        ("rule_acc", "cooper/rule_accuracy", "{:.2f}"),
+        ("rm~rule", "cooper/rm_rule_agreement", "{:.2f}"),
+        ("pairs", "cooper/rm/n_valid", "{:.0f}"),
+        ("rm_loss", "cooper/rm/rm_loss", "{:.3f}"),
+        ("fooled", "cooper/rm_fooled_rate", "{:.2f}"),
+        ("len", "completions/mean_length", "{:.0f}"),
+    )
+
+    def __init__(self, print_fn=print):
+        self.print = print_fn
+        self.last_time = self.last_step = None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        """Print the header."""
+        if state.is_world_process_zero:
+            head = f"{'step':>9} " + " ".join(f"{h:>8}" for h, _, _ in self.COLUMNS) + f" {'monitor':>8} {'s/step':>7}"
+            self.print(head)
+        self.last_time, self.last_step = time.time(), state.global_step
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        """One line for a training log (the end-of-training summary log is skipped)."""
+        logs = logs or {}
+        if not state.is_world_process_zero or "loss" not in logs:
+            return
+        now = time.time()
+        per_step = (now - self.last_time) / max(1, state.global_step - self.last_step)
+        self.last_time, self.last_step = now, state.global_step
+        cols = []
+        for _, key, form in self.COLUMNS:
+            v = logs.get(key)
+            cols.append(f"{form.format(v) if isinstance(v, (int, float)) else '-':>8}")
+        flag = logs.get("cooper/hacking_warning")
+        flag = "-" if flag is None else ("HACKING" if flag > 0 else "ok")
+        self.print(f"{state.global_step:>4}/{state.max_steps:<4} " + " ".join(cols) + f" {flag:>8} {per_step:>7.1f}")
 
 
 class FP32Generation(TrainerCallback):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from cooper_rl.generation import PROMPT_TEMPLATE, chat_messages
 from cooper_rl.io import atomic_write_json
+from cooper_rl.models import bf16_flag
 
 
 @dataclass
@@ -53,8 +54,12 @@ class SFTRunConfig:
     max_length: int = field(
         default=512, metadata={"help": "Longest prompt + solution, in tokens (longer ones are truncated)."}
     )
-    bf16_autocast: bool = field(
-        default=False, metadata={"help": "fp32 weights, bf16 autocast compute (CPU with AMX: ~1.5x)."}
+    bf16_autocast: str = field(
+        default="false",
+        metadata={
+            "help": "fp32 weights, bf16 autocast compute (CPU with AMX: ~1.5x): true | false | auto (= true where "
+            "bf16 matmuls are native)."
+        },
     )
     save_steps: int = field(
         default=50, metadata={"help": "Checkpoint every N steps (the last one is kept, for --resume_from_checkpoint)."}
@@ -66,6 +71,9 @@ class SFTRunConfig:
         default="results/sft", metadata={"help": "Where checkpoints, policy/ (safetensors) and sft_summary.json go."}
     )
     seed: int = field(default=0, metadata={"help": "Seed of training and of the built-in problem generator."})
+
+    def __post_init__(self):
+        self.bf16_autocast = bf16_flag(self.bf16_autocast)  # "auto" -> what this machine runs natively
 
 
 def sft_rows(cfg: SFTRunConfig) -> tuple[list[dict], int]:

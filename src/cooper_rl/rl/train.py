@@ -28,7 +28,15 @@ from cooper_rl.cooper.negatives import make_negative_generator
 from cooper_rl.cooper.rewards import CooperReward, ModelReward, RuleReward
 from cooper_rl.generation import PROMPT_TEMPLATE, chat_messages, render_messages
 from cooper_rl.io import atomic_write_json
-from cooper_rl.rl.callbacks import EvalCallback, FP32Generation, StepProfiler, autocast_rollouts
+from cooper_rl.models import bf16_flag
+from cooper_rl.rl.callbacks import (
+    CompactConsole,
+    EvalCallback,
+    FP32Generation,
+    StepProfiler,
+    autocast_rollouts,
+    bf16_rollout_copy,
+)
 from cooper_rl.rl.checkpoint import (
     RM_DIR,
     RM_STATE,
@@ -39,6 +47,8 @@ from cooper_rl.rl.checkpoint import (
     trim_logs,
 )
 from cooper_rl.rl.trl_internals import check_trl, score_completions_only
+
+BF16_VALUES = " true | false | auto (= true where bf16 matmuls are native: AVX512-BF16/AMX CPUs, bf16 GPUs)."
 
 
 @dataclass
@@ -170,20 +180,44 @@ class RLConfig:
     )
     vllm_mode: str = field(default="colocate", metadata={"help": "colocate or server (TRL)."})
     bf16: bool = field(default=False, metadata={"help": "Policy weights in bf16 (GPU); on CPU prefer bf16_autocast."})
-    bf16_autocast: bool = field(
-        default=False,
+    bf16_autocast: str = field(
+        default="false",
         metadata={
-            "help": "fp32 weights/optimizer, bf16 autocast for the log-prob forwards and backward (CPU with AMX: ~1.5x faster update); rollouts follow rollout_autocast."
+            "help": "fp32 weights/optimizer, bf16 autocast for the log-prob forwards and backward (CPU with AMX: ~1.5x "
+            "faster update); rollouts follow rollout_autocast. Values:" + BF16_VALUES
         },
     )
     gradient_checkpointing: bool = field(
         default=False, metadata={"help": "Recompute activations in the backward pass (less memory, slower)."}
     )
-    rollout_autocast: bool = field(
-        default=False,
+    rollout_autocast: str = field(
+        default="false",
         metadata={
             "help": "Generate rollouts under bf16 autocast (fp32 master weights; ~2x faster decode on CPUs with AMX); "
-            "the sampling distribution differs from fp32 sampling only by bf16 rounding."
+            "the sampling distribution differs from fp32 sampling only by bf16 rounding. Values:" + BF16_VALUES
+        },
+    )
+    console: str = field(
+        default="compact",
+        metadata={
+            "help": "compact: one line per step (reward, rule accuracy, RM-rule agreement, valid pairs, RM loss, "
+            "fooled rate, monitor, s/step); trl: TRL's progress bar and raw log dicts. Logs and trackers get "
+            "every number either way."
+        },
+    )
+    rm_bf16_autocast: str = field(
+        default="false",
+        metadata={
+            "help": "VerifyRM scoring and updates under bf16 autocast (fp32 RM weights and optimizer; CPUs with AMX: "
+            "faster, most for a decoder-LLM RM). Values:" + BF16_VALUES
+        },
+    )
+    rollout_bf16_weights: str = field(
+        default="false",
+        metadata={
+            "help": "Generate rollouts with a bf16 copy of the policy refreshed from the fp32 master weights before "
+            "each generation batch (bf16 KV cache too; faster than rollout_autocast on CPU, same bf16 rounding of the "
+            "sampling distribution); HF generate only. Supersedes rollout_autocast. Values:" + BF16_VALUES
         },
     )
     steps_per_generation: int = field(
@@ -237,6 +271,11 @@ class RLConfig:
         default=None, metadata={"help": "Labelled file for the RM's accuracy over training (model/cooper)."}
     )
 
+    def __post_init__(self):
+        # 'auto' bf16 options become what this machine runs natively; rl_config.json records the resolved values
+        for name in ("bf16_autocast", "rollout_autocast", "rollout_bf16_weights", "rm_bf16_autocast"):
+            setattr(self, name, bf16_flag(getattr(self, name)))
+
 
 def build_dataset(cfg: RLConfig, tokenizer):
     """(datasets.Dataset with prompt/question/reference columns, number of prompts dropped as too long)."""
@@ -289,6 +328,7 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
     if cfg.reward == "model":
         rm = VerifyRM.from_pretrained(cfg.rm, max_length=cfg.rm_max_length, device=_rm_device())
         rm.model.eval().requires_grad_(False)
+        rm.autocast = cfg.rm_bf16_autocast
         return ModelReward(rm, monitor=monitor, batch_size=cfg.rm_batch_size, **common)
     if cfg.reward != "cooper":
         raise ValueError(f"unknown reward {cfg.reward!r}: use rule, model or cooper")
@@ -298,6 +338,7 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
         if not (Path(source) / RM_STATE).is_file():
             raise FileNotFoundError(f"{checkpoint} has no {RM_DIR}/{RM_STATE}: it was not written by a cooper-mode run")
     rm = VerifyRM.from_pretrained(source, max_length=cfg.rm_max_length, device=_rm_device())
+    rm.autocast = cfg.rm_bf16_autocast
     rm.configure_optimizer(lr=cfg.rm_learning_rate, weight_decay=cfg.rm_weight_decay, warmup_steps=cfg.rm_warmup_steps)
     negatives = make_negative_generator(
         cfg.negatives,
@@ -317,6 +358,7 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
 
 def build_trainer(cfg: RLConfig):
     """(GRPOTrainer, reward callable, info dict) ready to train; nothing is trained yet."""
+    from transformers.trainer_callback import ProgressCallback
     from trl import GRPOConfig, GRPOTrainer
 
     from cooper_rl.models import load_tokenizer, resolve_model
@@ -328,6 +370,10 @@ def build_trainer(cfg: RLConfig):
             f"prompts_per_step * num_generations = {per_step} must be divisible by "
             f"processes ({world}) * gradient_accumulation_steps ({cfg.gradient_accumulation_steps})"
         )
+    if cfg.console not in ("compact", "trl"):
+        raise ValueError(f"console must be compact or trl, got {cfg.console!r}")
+    if cfg.rollout_bf16_weights and cfg.use_vllm:
+        raise ValueError("rollout_bf16_weights applies to HF generate; vLLM rollouts have their own dtype")
     check_trl()
     if cfg.compact_lm_head and not torch.cuda.is_available():
         score_completions_only()  # TRL's CPU path would also push prompt and padding positions through the LM head
@@ -379,9 +425,14 @@ def build_trainer(cfg: RLConfig):
         callbacks=[RMCheckpointCallback(reward)] if cfg.reward == "cooper" else None,
     )
     trainer.add_callback(StepProfiler(trainer, reward, Path(cfg.output_dir) / "timing.jsonl"))
+    if cfg.console == "compact":
+        trainer.remove_callback(ProgressCallback)
+        trainer.add_callback(CompactConsole())
     if cfg.bf16_autocast and not cfg.bf16:
         trainer.add_callback(FP32Generation())
-    if cfg.rollout_autocast:
+    if cfg.rollout_bf16_weights:
+        bf16_rollout_copy(trainer)
+    elif cfg.rollout_autocast:
         autocast_rollouts(trainer)
     if cfg.eval_steps > 0:
         if int(os.environ.get("WORLD_SIZE", "1")) > 1:

@@ -2,8 +2,10 @@
 
 Input rows: VerifyBench (question, answer, completion, gold_correct[, answer_type]) or ours (question,
 reference, completion, label), as .jsonl/.json/.parquet (loaded by rm.data.load_rm_rows). The RM's
-probabilities and the rule verifier's hard 0/1 decisions (strict and lenient) are scored with the same
-binary_metrics; per-answer-type accuracy is added when rows have answer_type.
+probabilities, the rule verifier's hard 0/1 decisions (strict and lenient) and raw Math-Verify as TRL's
+``accuracy_reward`` applies it (LaTeX answers only, no anchor-free extraction) are scored with the same
+binary_metrics; per-answer-type accuracy is added when rows have answer_type, with the RM's errors listed by
+type (a few examples each). With --plot, a reliability diagram of the RM (and its ECE) is drawn.
 """
 
 from __future__ import annotations
@@ -37,6 +39,58 @@ class EvalRMConfig:
         default=0.5, metadata={"help": "RM probability at or above which a completion counts as correct."}
     )
     device: str = field(default="auto", metadata={"help": "auto (cuda if visible, else cpu), cpu, cuda, cuda:N."})
+    plot: str | None = field(
+        default=None, metadata={"help": "Where to save the RM's reliability diagram (.png), if anywhere."}
+    )
+    examples_per_type: int = field(
+        default=3, metadata={"help": "RM errors kept per answer type in the report (to read what it gets wrong)."}
+    )
+
+
+def math_verify_scores(completions: list[str], references: list[str]) -> list[float]:
+    """1.0/0.0 per completion from TRL's accuracy_reward (raw Math-Verify; an unparseable gold counts 0.0)."""
+    from trl.rewards import accuracy_reward
+
+    out = accuracy_reward([[{"role": "assistant", "content": c}] for c in completions], list(references))
+    return [float(x or 0.0) for x in out]
+
+
+def reliability(labels: list[int], probs: list[float], n_bins: int = 10) -> list[dict]:
+    """Per equal-width probability bin: n, mean predicted probability, observed positive rate."""
+    bins: dict[int, list[tuple[int, float]]] = {}
+    for y, p in zip(labels, probs):
+        bins.setdefault(min(int(p * n_bins), n_bins - 1), []).append((int(y), float(p)))
+    return [
+        {
+            "bin": [b / n_bins, (b + 1) / n_bins],
+            "n": len(v),
+            "mean_prob": sum(p for _, p in v) / len(v),
+            "positive_rate": sum(y for y, _ in v) / len(v),
+        }
+        for b, v in sorted(bins.items())
+    ]
+
+
+def plot_reliability(bins: list[dict], ece: float, path: str, title: str) -> None:
+    """Save a reliability diagram (observed positive rate vs mean predicted probability per bin)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(4.5, 4.5))
+    ax.plot([0, 1], [0, 1], "--", color="grey", lw=1, label="perfect calibration")
+    ax.plot([b["mean_prob"] for b in bins], [b["positive_rate"] for b in bins], "o-", label=f"RM (ECE {ece:.3f})")
+    for b in bins:
+        ax.annotate(
+            str(b["n"]), (b["mean_prob"], b["positive_rate"]), fontsize=7, xytext=(3, -9), textcoords="offset points"
+        )
+    ax.set(xlabel="mean RM probability (bin)", ylabel="fraction correct", xlim=(0, 1), ylim=(0, 1), title=title)
+    ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 def _auroc(labels: list[int], probs: list[float]) -> float | None:
@@ -131,8 +185,9 @@ def run_eval_rm(cfg: EvalRMConfig) -> dict:
         "rm": probs,
         "rule_strict": [float(v) for v in verify_batch(comps, refs, mode="strict")],
         "rule_lenient": [float(v) for v in verify_batch(comps, refs, mode="lenient")],
+        "math_verify": math_verify_scores(comps, refs),
     }
-    thresholds = {"rm": cfg.threshold, "rule_strict": 0.5, "rule_lenient": 0.5}
+    thresholds = {"rm": cfg.threshold, "rule_strict": 0.5, "rule_lenient": 0.5, "math_verify": 0.5}
     report = {
         "data": cfg.data,
         "rm": cfg.rm,
@@ -143,6 +198,8 @@ def run_eval_rm(cfg: EvalRMConfig) -> dict:
         "score_seconds": score_s,
         "judges": {name: binary_metrics(labels, p, thresholds[name]) for name, p in judged.items()},
         "per_answer_type": {},
+        "reliability": reliability(labels, probs),
+        "errors_by_type": {},
         "config": asdict(cfg),
     }
     types = sorted({r["answer_type"] for r in rows if "answer_type" in r})
@@ -152,6 +209,14 @@ def run_eval_rm(cfg: EvalRMConfig) -> dict:
         for name, p in judged.items():
             entry[name] = sum(int(p[i] >= thresholds[name]) == labels[i] for i in idx) / len(idx)
         report["per_answer_type"][t] = entry
+    for i, r in enumerate(rows):
+        if int(probs[i] >= cfg.threshold) != labels[i]:
+            kept = report["errors_by_type"].setdefault(r.get("answer_type", "all"), {"n": 0, "examples": []})
+            kept["n"] += 1
+            if len(kept["examples"]) < cfg.examples_per_type:
+                kept["examples"].append({**{k: r[k] for k in ("reference", "completion", "label")}, "rm": probs[i]})
+    if cfg.plot:
+        plot_reliability(report["reliability"], report["judges"]["rm"]["ece"], cfg.plot, Path(cfg.data).name)
 
     if cfg.output:
         out = Path(cfg.output)

@@ -7,14 +7,16 @@ completion; label | gold_correct (bool, 0/1, or "true"/"false"). The authors' pu
 The split into train/validation is grouped by question (no question in both). Training uses the HF Trainer
 with BCEWithLogitsLoss on the single logit; inputs are built by reward_model.encode_rm_inputs, the same
 function the RM uses for scoring. The checkpoint with the best validation accuracy is kept and saved with
-VerifyRM.save_pretrained, next to train_metrics.json.
+VerifyRM.save_pretrained, next to train_metrics.json (which records the data file's row count and sha256).
+Checkpoints go to OUTPUT_DIR.checkpoints/ while training runs (removed when it ends): a killed run continues
+with --resume_from_checkpoint last.
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
 import shutil
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -23,6 +25,7 @@ import torch
 
 from cooper_rl.cooper.reward_model import VerifyRM
 from cooper_rl.io import atomic_write_json
+from cooper_rl.models import bf16_flag
 from cooper_rl.rm.data import load_rm_rows
 
 
@@ -63,6 +66,31 @@ class TrainRMConfig:
     max_rows: int | None = field(default=None, metadata={"help": "Use only the first N rows of the file."})
     seed: int = field(default=0, metadata={"help": "Seed of the split, the head initialisation and the data order."})
     device: str = field(default="auto", metadata={"help": "auto (cuda if visible, else cpu), cpu, cuda, cuda:N."})
+    bf16_autocast: str = field(
+        default="false",
+        metadata={
+            "help": "fp32 weights and optimizer, forward/backward under bf16 autocast (faster on CPUs with bf16 "
+            "units): true | false | auto (= true where bf16 matmuls are native)."
+        },
+    )
+    resume_from_checkpoint: str | None = field(
+        default=None,
+        metadata={
+            "help": "'last': continue a killed run from the newest checkpoint in OUTPUT_DIR.checkpoints; or a dir."
+        },
+    )
+
+    def __post_init__(self):
+        self.bf16_autocast = bf16_flag(self.bf16_autocast)  # "auto" -> what this machine runs natively
+
+
+def file_digest(path: str) -> str:
+    """sha256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def split_by_question(rows: list[dict], val_fraction: float, seed: int) -> tuple[list[dict], list[dict]]:
@@ -132,6 +160,8 @@ def run_train_rm(cfg: TrainRMConfig) -> dict:
     """``cooper train-rm``: BCE-train VerifyRM, keep the best-validation checkpoint, save it to output_dir."""
     from transformers import TrainingArguments, set_seed
 
+    from cooper_rl.rl.checkpoint import resolve_checkpoint
+
     set_seed(cfg.seed)
     rows = load_rm_rows(cfg.data, cfg.max_rows)
     train_rows, val_rows = split_by_question(rows, cfg.val_fraction, cfg.seed)
@@ -145,9 +175,12 @@ def run_train_rm(cfg: TrainRMConfig) -> dict:
 
     out = Path(cfg.output_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
-    ckpt_dir = tempfile.mkdtemp(prefix=f".{out.name}.checkpoints-", dir=out.parent)  # removed at the end
+    ckpt_dir = out.with_name(out.name + ".checkpoints")  # kept while training runs, for resuming; removed at the end
+    resume = resolve_checkpoint(ckpt_dir, cfg.resume_from_checkpoint)
+    if resume is None and ckpt_dir.exists():
+        shutil.rmtree(ckpt_dir)  # a fresh start never mixes with a killed run's checkpoints
     args = TrainingArguments(
-        output_dir=ckpt_dir,
+        output_dir=str(ckpt_dir),
         num_train_epochs=cfg.epochs,
         max_steps=cfg.max_steps,
         learning_rate=cfg.learning_rate,
@@ -160,7 +193,7 @@ def run_train_rm(cfg: TrainRMConfig) -> dict:
         eval_steps=cfg.eval_steps,
         save_steps=cfg.eval_steps or 500,
         save_only_model=True,
-        save_total_limit=1,
+        save_total_limit=2,
         load_best_model_at_end=has_val,
         metric_for_best_model="accuracy",
         greater_is_better=True,
@@ -168,6 +201,7 @@ def run_train_rm(cfg: TrainRMConfig) -> dict:
         report_to=[],
         seed=cfg.seed,
         use_cpu=str(rm.device) == "cpu",
+        bf16=cfg.bf16_autocast,
         dataloader_num_workers=0,
         train_sampling_strategy="group_by_length",  # batches of similar length: little padding
         remove_unused_columns=False,
@@ -182,14 +216,17 @@ def run_train_rm(cfg: TrainRMConfig) -> dict:
     )
     t0 = time.time()
     try:
-        train_out = trainer.train()
+        train_out = trainer.train(resume_from_checkpoint=resume)
         rm.model = trainer.model  # best checkpoint (load_best_model_at_end)
         val_metrics = trainer.evaluate() if has_val else {}
-    finally:
-        shutil.rmtree(ckpt_dir, ignore_errors=True)
-
+    except BaseException:
+        print(f"[train-rm] stopped; continue with --resume_from_checkpoint last ({ckpt_dir})", flush=True)
+        raise
     report = {
         "data": cfg.data,
+        "data_rows": len(rows),
+        "data_sha256": file_digest(cfg.data),
+        "resumed_from": resume,
         "backbone": cfg.backbone,
         "max_length": rm.max_length,
         "n_rows": len(rows),
@@ -208,6 +245,7 @@ def run_train_rm(cfg: TrainRMConfig) -> dict:
         out, metadata={"train": {k: v for k, v in report.items() if k != "config"}, "train_config": asdict(cfg)}
     )
     atomic_write_json(out / "train_metrics.json", report)
+    shutil.rmtree(ckpt_dir, ignore_errors=True)
     print(
         f"[train-rm] val accuracy {report['val_accuracy']} (best {report['best_val_accuracy']}); saved to {out}",
         flush=True,

@@ -1,0 +1,139 @@
+"""Summary of the VerifyRM v3 runs (run_v3.sh): mean +- sd over training seeds per backbone, next to the strict
+rule verifier, the lenient one and raw Math-Verify, on the held-out and the robustness sets; targets checked.
+
+usage: python experiments/verifyrm/report_v3.py experiments/verifyrm/results/v3
+Writes summary.json and table.md into that directory.
+"""
+
+import json
+import re
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from cooper_rl.io import atomic_write_json, atomic_write_text
+
+R = Path(sys.argv[1] if len(sys.argv) > 1 else "experiments/verifyrm/results/v3")
+TARGETS = {
+    "heldout_accuracy": 0.95,
+    "heldout_auroc": 0.98,
+    "robustness_accuracy": 0.95,
+    "robustness_min_category": 0.90,
+}
+RULES = ("rule_strict", "rule_lenient", "math_verify")
+
+
+def ms(values):
+    """{mean, sd, n, values} of a list (sd 0 for one value)."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    return {"mean": statistics.mean(values), "sd": sd, "n": len(values), "values": values}
+
+
+def fmt(d, pct=True):
+    if d is None:
+        return "-"
+    if pct:
+        return f"{100 * d['mean']:.1f} ± {100 * d['sd']:.1f}"
+    return f"{d['mean']:.3f} ± {d['sd']:.3f}"
+
+
+evals = defaultdict(dict)  # (set, backbone) -> seed -> report
+for f in sorted(R.glob("eval_*_s*.json")):
+    m = re.fullmatch(r"eval_(heldout|robustness)_(.+)_s(\d+)\.json", f.name)
+    if m:
+        evals[(m.group(1), m.group(2))][int(m.group(3))] = json.loads(f.read_text())
+trains = defaultdict(dict)
+for f in sorted(R.glob("train_*_s*.json")):
+    m = re.fullmatch(r"train_(.+)_s(\d+)\.json", f.name)
+    if m:
+        trains[m.group(1)][int(m.group(2))] = json.loads(f.read_text())
+
+backbones = sorted({b for _, b in evals})
+summary = {"backbones": {}, "rules": {}, "targets": TARGETS}
+for b in backbones:
+    entry = {"train": {}}
+    tr = trains.get(b, {})
+    if tr:
+        entry["train"] = {
+            "seeds": sorted(tr),
+            "train_minutes": ms([t["train_seconds"] / 60 for t in tr.values()]),
+            "val_accuracy": ms([t["val_accuracy"] for t in tr.values()]),
+            "data_rows": sorted({t.get("data_rows") for t in tr.values()}),
+            "data_sha256": sorted({t.get("data_sha256") for t in tr.values()}),
+        }
+    for s in ("heldout", "robustness"):
+        reps = evals.get((s, b), {})
+        if not reps:
+            continue
+        rm = [r["judges"]["rm"] for r in reps.values()]
+        cats = sorted({c for r in reps.values() for c in r["per_answer_type"]})
+        per_cat = {
+            c: ms([r["per_answer_type"][c]["rm"] for r in reps.values() if c in r["per_answer_type"]]) for c in cats
+        }
+        entry[s] = {
+            "seeds": sorted(reps),
+            "accuracy": ms([m["accuracy"] for m in rm]),
+            "auroc": ms([m["auroc"] for m in rm]),
+            "ece": ms([m["ece"] for m in rm]),
+            "per_category": per_cat,
+            "min_category": ms(
+                [min(r["per_answer_type"][c]["rm"] for c in r["per_answer_type"]) for r in reps.values()]
+            ),
+        }
+        any_rep = next(iter(reps.values()))
+        summary["rules"][s] = {
+            j: {
+                "accuracy": any_rep["judges"][j]["accuracy"],
+                "per_category": {c: v[j] for c, v in any_rep["per_answer_type"].items()},
+                "n": any_rep["n"],
+            }
+            for j in RULES
+        }
+    h, rb = entry.get("heldout"), entry.get("robustness")
+    entry["targets_met"] = {
+        "heldout_accuracy": h is not None and h["accuracy"]["mean"] >= TARGETS["heldout_accuracy"],
+        "heldout_auroc": h is not None and h["auroc"]["mean"] >= TARGETS["heldout_auroc"],
+        "robustness_accuracy": rb is not None and rb["accuracy"]["mean"] >= TARGETS["robustness_accuracy"],
+        "robustness_min_category": rb is not None
+        and min(v["mean"] for v in rb["per_category"].values()) >= TARGETS["robustness_min_category"],
+    }
+    summary["backbones"][b] = entry
+
+lines = ["| judge | held-out acc % | held-out AUROC | held-out ECE | robustness acc % | worst category % | train min |"]
+lines.append("|---|---|---|---|---|---|---|")
+for b, e in summary["backbones"].items():
+    h, rb = e.get("heldout", {}), e.get("robustness", {})
+    lines.append(
+        f"| RM {b} ({len(e['train'].get('seeds', []))} seeds) | {fmt(h.get('accuracy'))} | {fmt(h.get('auroc'), False)} "
+        f"| {fmt(h.get('ece'), False)} | {fmt(rb.get('accuracy'))} | {fmt(rb.get('min_category'))} "
+        f"| {fmt(e['train'].get('train_minutes'), False)} |"
+    )
+for j in RULES:
+    h = summary["rules"].get("heldout", {}).get(j)
+    rb = summary["rules"].get("robustness", {}).get(j)
+    worst = min(rb["per_category"].values()) if rb else None
+    lines.append(
+        f"| {j} | {100 * h['accuracy']:.1f} | - | - | {100 * rb['accuracy']:.1f} | {100 * worst:.1f} | - |"
+        if h and rb
+        else f"| {j} | - | - | - | - | - | - |"
+    )
+cats = sorted({c for e in summary["backbones"].values() for c in e.get("robustness", {}).get("per_category", {})})
+if cats:
+    lines += ["", "Robustness suite, accuracy % per category (RM: mean ± sd over seeds):", ""]
+    lines.append(
+        "| category | n | " + " | ".join(f"RM {b}" for b in summary["backbones"]) + " | " + " | ".join(RULES) + " |"
+    )
+    lines.append("|---" * (2 + len(summary["backbones"]) + len(RULES)) + "|")
+    rules = summary["rules"]["robustness"]
+    n = next(iter(evals[("robustness", backbones[0])].values()))["per_answer_type"]
+    for c in cats:
+        rm_cols = [fmt(e["robustness"]["per_category"].get(c)) for e in summary["backbones"].values()]
+        rule_cols = [f"{100 * rules[j]['per_category'][c]:.1f}" for j in RULES]
+        lines.append(f"| {c} | {n[c]['n']} | " + " | ".join(rm_cols + rule_cols) + " |")
+atomic_write_json(R / "summary.json", summary)
+atomic_write_text(R / "table.md", "\n".join(lines) + "\n")
+print("\n".join(lines))

@@ -1,0 +1,491 @@
+"""``cooper rm-data``: VerifyRM training data (and a robustness suite) from worked solutions and real completions.
+
+Every row is (question, reference, completion, label) with ``answer_type`` naming its category:
+
+correct (label 1), a worked solution whose final answer is restated (formats.restyle):
+    fmt:hash  fmt:answer_is  fmt:boxed  fmt:plain          the styles a rule verifier is built for
+    fmt:dollar  fmt:units  fmt:thousands  fmt:decimal       $N / N apples / 1,234 / 12.0
+    fmt:fraction  fmt:words  fmt:bare  fmt:bare_boxed       \\frac{2N}{2} / twelve / "N" alone / "\\boxed{N}" alone
+wrong (label 0), the traps a policy (or a judge's blind spot) exploits:
+    trap:corrupted        the final result changed consistently through the last lines (same style as a positive)
+    trap:near_miss        final answer N +- 1 or +- 10 %
+    trap:wrong_unit       N converted to another unit (x 100 cents, x 60 minutes, x 1000 grams)
+    trap:hedged           several final answers ("N or N+1", two boxes, "between M and N")
+    trap:echo_reference   the reasoning reaches N, the stated final answer is another number
+    trap:echo_in_boxed    the reference inside a wrong \\boxed{} expression (\\boxed{N + 3}, \\boxed{N0})
+    trap:question_number  a number copied from the question as the final answer
+    trap:no_final_answer  the reasoning without its last step and no final answer
+    trap:truncated        the solution cut off part-way
+    trap:master_key       an empty or content-free reply ("Let's solve this step by step.", ":", "Solution");
+                          arXiv 2507.08794: these fool LLM judges 80-90 % of the time
+    trap:wrong_reference  a correct solution paired with a wrong reference answer
+real completions (--samples, e.g. from `cooper collect` of the policy at several temperatures):
+    sample:correct / sample:wrong  labelled by the rule verifier, strict and lenient (kept where they agree;
+                                   where they disagree, the judge decides when one is given, else dropped;
+                                   --sample_labels lenient: the lenient verdict, for a hand-checked eval set);
+                                   with --judge the paper's hybrid policy: kept only where rule and judge agree
+
+Constructed rows carry the label of their construction (a number word is correct even where a rule cannot read
+it); the stats record, per category, how often the strict rule verifier agrees with it. --mode train makes per
+worked solution one correct row in a random format and one trap row (balanced classes; a corrupted trap shares
+the positive's format, so style never separates the classes); --mode suite makes every category once per
+solution (the robustness evaluation set). Questions in --exclude files (e.g. GSM8K test) are never used.
+Output and stats are written atomically; judge verdicts are cached next to the output, so a killed run resumes
+without asking the judge again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import time
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from cooper_rl import verify
+from cooper_rl.cooper.negatives import corrupt_solution, wrong_values
+from cooper_rl.data import load_problems, read_records
+from cooper_rl.formats import ANSWER_STYLES, FORMAT_VARIANTS, format_number, parse_number, question_unit, restyle
+from cooper_rl.io import append_jsonl, atomic_write_json, iter_jsonl, write_jsonl
+
+FORMATS = tuple(f"fmt:{s}" for s in ANSWER_STYLES + FORMAT_VARIANTS)
+TRAPS = tuple(
+    f"trap:{t}"
+    for t in (
+        "corrupted",
+        "near_miss",
+        "wrong_unit",
+        "hedged",
+        "echo_reference",
+        "echo_in_boxed",
+        "question_number",
+        "no_final_answer",
+        "truncated",
+        "master_key",
+        "wrong_reference",
+    )
+)
+CATEGORIES = FORMATS + TRAPS
+TRAP_WEIGHTS = {"trap:corrupted": 3.0}  # the paper's negative kind, most common in training; others weight 1
+MASTER_KEYS = (
+    "",
+    " ",
+    ":",
+    ".",
+    "Solution",
+    "Solution:",
+    "Let's solve this step by step.",
+    "Let's solve this problem step by step.",
+    "Thought process:",
+    "The answer is",
+    "I think the answer is correct.",
+    "Answer:",
+    "解",
+)
+_UNITS = ((100, "cents"), (60, "minutes"), (1000, "grams"), (12, "months"))
+
+
+@dataclass
+class RMDataConfig:
+    """Options of ``cooper rm-data``."""
+
+    solutions: list[str] = field(
+        default_factory=lambda: ["builtin:train:1000"],
+        metadata={
+            "help": "Problem sources with worked solutions ending in '#### N': builtin[:split[:n[:levels]]], or a "
+            ".jsonl/.json/.parquet file (GSM8K 'answer' field; SVAMP-style 'cots' lists are used too)."
+        },
+    )
+    cots_per_problem: int = field(
+        default=2, metadata={"help": "Worked solutions used per problem where a row has a 'cots' list."}
+    )
+    offset: int = field(default=0, metadata={"help": "Skip the first N problems of each solutions source."})
+    limit: int | None = field(
+        default=None, metadata={"help": "Use N problems of each solutions source (after --offset)."}
+    )
+    samples: list[str] = field(
+        default_factory=list,
+        metadata={"help": "jsonl files of real completions (question, reference, completion), e.g. cooper collect."},
+    )
+    mode: str = field(
+        default="train",
+        metadata={
+            "help": "train: per worked solution one correct row in a random format + one trap row; suite: every "
+            "category once per solution (robustness evaluation set)."
+        },
+    )
+    categories: list[str] = field(
+        default_factory=lambda: ["all"],
+        metadata={"help": "Categories to make: all, formats, traps, or names like fmt:words trap:hedged."},
+    )
+    exclude: list[str] = field(
+        default_factory=list,
+        metadata={"help": "Problem files whose questions are never used (evaluation data, e.g. GSM8K test)."},
+    )
+    sample_labels: str = field(
+        default="agree",
+        metadata={
+            "help": "Rule labels of --samples: agree (strict and lenient rule must agree, else the row is dropped or "
+            "judged), or lenient (the lenient rule's verdict: reads a final number with no marker too)."
+        },
+    )
+    judge: str | None = field(
+        default=None,
+        metadata={"help": "Judge for the real completions: openai:MODEL@http://HOST:PORT/v1 or hf:NAME (hybrid)."},
+    )
+    judge_timeout: float = field(default=60.0, metadata={"help": "Per-request judge timeout (s)."})
+    judge_max_retries: int = field(default=3, metadata={"help": "Retries of a failed judge request."})
+    judge_concurrency: int = field(default=16, metadata={"help": "Judge requests in flight at once (openai:)."})
+    verify_timeout: float = field(
+        default=verify.DEFAULT_TIMEOUT, metadata={"help": "Rule verifier limit per check (s)."}
+    )
+    output: str = field(default="data/rm_data.jsonl", metadata={"help": "Labelled rows (jsonl), written atomically."})
+    stats: str | None = field(default=None, metadata={"help": "Stats JSON (default: OUTPUT stem + .stats.json)."})
+    seed: int = field(default=0, metadata={"help": "Seed of every random choice (formats, traps, wrong values)."})
+
+
+def _norm(question: str) -> str:
+    """A question as compared for exclusion: lower case, single spaces."""
+    return " ".join(question.lower().split())
+
+
+def _with_answer(solution: str, answer: str) -> str:
+    """The solution with its '#### N' line replaced by '#### answer'."""
+    return f"{solution.rsplit('####', 1)[0].rstrip()}\n#### {answer}"
+
+
+def _body(solution: str) -> str:
+    """The reasoning of a '#### N' solution without its final line and calculator annotations."""
+    return re.sub(r"<<[^>]*>>", "", solution.rsplit("####", 1)[0]).rstrip()
+
+
+def _wrong(reference: str, rng: random.Random) -> str | None:
+    """One wrong answer near the reference."""
+    cands = wrong_values(reference, rng, n=6)
+    return rng.choice(cands) if cands else None
+
+
+def _restyled(solution: str, answer: str, style: str, rng: random.Random, unit: str | None) -> str | None:
+    """restyle of the solution with its final answer replaced by `answer`, in `style` (or 'boxed' if n/a)."""
+    text = restyle(_with_answer(solution, answer), style, rng.random() < 0.5, unit)
+    return text if text is not None else restyle(_with_answer(solution, answer), "boxed", True)
+
+
+def make_trap(
+    kind: str, question: str, reference: str, solution: str, style: str, rng: random.Random
+) -> tuple[str, str] | None:
+    """(completion, reference) of one wrong row of category `kind` (a TRAPS name) made from a correct '#### N'
+    solution, its final line in `style` where the trap has one; None where the trap cannot be made here."""
+    ref = parse_number(reference)
+    unit = question_unit(question)
+    body = _body(solution)
+    if kind == "trap:corrupted":
+        bad = corrupt_solution(solution, reference, rng)
+        return None if bad is None else (restyle(bad, style, True, unit) or restyle(bad, "boxed", True), reference)
+    if kind == "trap:master_key":
+        return rng.choice(MASTER_KEYS), reference
+    if kind == "trap:truncated":
+        full = restyle(solution, style, True, unit) or body
+        words = full.split(" ")
+        if len(words) < 6:
+            return None
+        cut = " ".join(words[: max(2, int(len(words) * rng.uniform(0.2, 0.6)))])
+        return (cut, reference) if reference not in cut.split()[-3:] else None
+    if kind == "trap:no_final_answer":
+        lines = [x for x in body.split("\n") if x.strip()]
+        if len(lines) < 2:
+            return None
+        return "\n".join(lines[:-1]), reference
+    if kind == "trap:wrong_reference":
+        wrong = _wrong(reference, rng)
+        pos = restyle(solution, style, rng.random() < 0.5, unit) or restyle(solution, "boxed", True)
+        return None if wrong is None or pos is None else (pos, wrong)
+    if ref is None:
+        return None  # the remaining traps change a numeric answer
+    if kind == "trap:near_miss":
+        delta = rng.choice([1, -1]) if rng.random() < 0.5 else ref * rng.choice([0.1, -0.1])
+        value = ref + delta
+        if ref.denominator == 1:
+            value = round(value)
+        if value == ref or (value < 0 <= ref):
+            value = ref + 1
+        return _restyled(solution, format_number(value), style, rng, unit), reference
+    if kind == "trap:wrong_unit":
+        factor, name = rng.choice(_UNITS)
+        return f"{body}\nThe answer is {format_number(ref * factor)} {name}.", reference
+    if kind == "trap:hedged":
+        wrong = _wrong(reference, rng)
+        if wrong is None:
+            return None
+        a, b = (reference, wrong) if rng.random() < 0.5 else (wrong, reference)
+        line = rng.choice(
+            [
+                f"The answer is {a} or {b}.",
+                f"The answer is either {a} or {b}.",
+                f"The answer is $\\boxed{{{a}}}$ or $\\boxed{{{b}}}$.",
+                f"The answer is between {min(ref, parse_number(wrong) or ref)} and {max(ref, parse_number(wrong) or ref)}.",
+                f"#### {a}\n#### {b}",
+                f"The answer is \\boxed{{{a}, {b}}}.",
+            ]
+        )
+        return f"{body}\n{line}", reference
+    if kind == "trap:echo_reference":
+        wrong = _wrong(reference, rng)
+        if wrong is None:
+            return None
+        if rng.random() < 0.5:  # the reasoning states the reference; the final answer does not
+            return _restyled(solution, wrong, "boxed" if style.startswith("bare") else style, rng, unit), reference
+        return f"{body}\nOne might think the answer is {reference}, but it is $\\boxed{{{wrong}}}$.", reference
+    if kind == "trap:echo_in_boxed":
+        k = rng.randint(1, 9)
+        inner = rng.choice([f"{reference} + {k}", f"{reference} \\times {k + 1}", f"{reference}{rng.randint(0, 9)}"])
+        return f"{body}\nThe answer is $\\boxed{{{inner}}}$.", reference
+    if kind == "trap:question_number":
+        nums = [n for n in re.findall(r"\d+(?:\.\d+)?", question.replace(",", "")) if parse_number(n) != ref]
+        return (_restyled(solution, rng.choice(nums), style, rng, unit), reference) if nums else None
+    raise ValueError(f"unknown trap {kind!r}: use one of {TRAPS}")
+
+
+def make_format(kind: str, question: str, solution: str, rng: random.Random) -> str | None:
+    """The correct solution with its final answer in format `kind` (a FORMATS name); None where it does not apply."""
+    return restyle(solution, kind.split(":", 1)[1], rng.random() < 0.5, question_unit(question))
+
+
+def selected_categories(names: list[str]) -> tuple[str, ...]:
+    """CATEGORIES named by `names` ('all', 'formats', 'traps' or category names), in canonical order."""
+    chosen: set[str] = set()
+    for n in names:
+        group = {"all": CATEGORIES, "formats": FORMATS, "traps": TRAPS}.get(n)
+        if group is None and n not in CATEGORIES:
+            raise ValueError(f"unknown category {n!r}: use all, formats, traps or one of {', '.join(CATEGORIES)}")
+        chosen.update(group or (n,))
+    return tuple(c for c in CATEGORIES if c in chosen)
+
+
+def excluded_questions(paths: list[str]) -> set[str]:
+    """The normalised questions of the problem files in `paths`."""
+    return {_norm(p.question) for path in paths for p in load_problems(path).problems}
+
+
+def worked_solutions(cfg: RMDataConfig, excluded: set[str]) -> tuple[list[dict], int]:
+    """[{question, reference, solutions, problem_id, source}] from cfg.solutions minus the `excluded` questions;
+    and how many problems were excluded."""
+    out, n_excluded = [], 0
+    for source in cfg.solutions:
+        limit = None if cfg.limit is None else cfg.offset + cfg.limit
+        problems = load_problems(source, limit=limit).problems[cfg.offset :]
+        cots: dict[str, list[str]] = {}
+        if Path(source).is_file():  # SVAMP-style rows hold several worked solutions
+            for _, row in read_records(Path(source)):
+                if isinstance(row, dict) and isinstance(row.get("cots"), list):
+                    cots[row.get("question", "").strip()] = [c for c in row["cots"] if isinstance(c, str)]
+        for p in problems:
+            if _norm(p.question) in excluded:
+                n_excluded += 1
+                continue
+            sols = cots.get(p.question, [])[: cfg.cots_per_problem] or ([p.solution] if p.solution else [])
+            sols = [s for s in sols if "####" in s]
+            if sols:
+                out.append(
+                    {
+                        "question": p.question,
+                        "reference": p.answer,
+                        "solutions": sols,
+                        "problem_id": p.id,
+                        "source": source,
+                    }
+                )
+    return out, n_excluded
+
+
+def constructed_rows(
+    items: list[dict], categories: tuple[str, ...], mode: str, seed: int
+) -> tuple[list[dict], Counter]:
+    """Rows of the constructed categories (labels by construction) and a Counter of categories that could not be
+    made for a solution (e.g. thousands separators for N < 1000)."""
+    rng = random.Random(seed)
+    formats = [c for c in categories if c in FORMATS]
+    traps = [c for c in categories if c in TRAPS]
+    rows, skipped = [], Counter()
+
+    def add(item, sol_i, kind, completion, reference, label):
+        rows.append(
+            {
+                "question": item["question"],
+                "reference": reference,
+                "completion": completion,
+                "label": label,
+                "answer_type": kind,
+                "source": item["source"],
+                "problem_id": item["problem_id"],
+                "sample": sol_i,
+                "label_source": "construction",
+            }
+        )
+
+    for item in items:
+        q, ref = item["question"], item["reference"]
+        for i, sol in enumerate(item["solutions"]):
+            if mode == "suite":
+                for kind in formats:
+                    text = make_format(kind, q, sol, rng)
+                    add(item, i, kind, text, ref, 1) if text is not None else skipped.update([kind])
+                for kind in traps:
+                    made = make_trap(kind, q, ref, sol, rng.choice(ANSWER_STYLES), rng)
+                    add(item, i, kind, made[0], made[1], 0) if made is not None else skipped.update([kind])
+                continue
+            order = rng.sample(formats, len(formats)) if formats else []
+            style = next((k for k in order if make_format(k, q, sol, rng) is not None), None)
+            if style is not None:
+                add(item, i, style, make_format(style, q, sol, rng), ref, 1)
+            if traps:
+                weights = [TRAP_WEIGHTS.get(t, 1.0) for t in traps]
+                for _ in range(3):  # a trap that does not apply here: draw another
+                    kind = rng.choices(traps, weights)[0]
+                    made = make_trap(kind, q, ref, sol, style.split(":", 1)[1] if style else "boxed", rng)
+                    if made is not None:
+                        add(item, i, kind, made[0], made[1], 0)
+                        break
+                    skipped.update([kind])
+    return rows, skipped
+
+
+def _key(row: dict) -> str:
+    """Cache key of a (question, reference, completion) row."""
+    text = json.dumps([row["question"], row["reference"], row["completion"]])
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def judge_cached(cfg: RMDataConfig, rows: list[dict], cache: Path) -> list[bool | None]:
+    """Judge verdicts for rows, asking only for rows not in the jsonl cache (appended per batch: resumable)."""
+    from cooper_rl.llm import make_chat
+    from cooper_rl.rm.label import LabelConfig, judge_rows
+
+    known = {r["key"]: r["verdict"] for _, r in iter_jsonl(cache, allow_cut_tail=True)} if cache.is_file() else {}
+    todo = [r for r in rows if _key(r) not in known]
+    if todo:
+        lcfg = LabelConfig(judge=cfg.judge, timeout=cfg.judge_timeout, max_retries=cfg.judge_max_retries)
+        chat = make_chat(cfg.judge, concurrency=cfg.judge_concurrency, timeout=cfg.judge_timeout)
+        for start in range(0, len(todo), lcfg.batch_size):
+            batch = todo[start : start + lcfg.batch_size]
+            verdicts, _, _ = judge_rows(chat, batch, lcfg)
+            append_jsonl(cache, [{"key": _key(r), "verdict": v} for r, v in zip(batch, verdicts)])
+            known.update({_key(r): v for r, v in zip(batch, verdicts)})
+    return [known.get(_key(r)) for r in rows]
+
+
+def sample_rows(cfg: RMDataConfig, excluded: set[str]) -> tuple[list[dict], Counter]:
+    """Labelled real completions from cfg.samples (see the module doc) and a Counter of why rows were dropped."""
+    from cooper_rl.rm.label import read_rows
+
+    raw = []
+    dropped = Counter()
+    for path in cfg.samples:
+        for r in read_rows(path):
+            if _norm(r["question"]) in excluded:
+                dropped["excluded_question"] += 1
+            else:
+                raw.append(r)
+    comps, refs = [r["completion"] for r in raw], [r["reference"] for r in raw]
+    strict = verify.verify_batch(comps, refs, mode="strict", timeout=cfg.verify_timeout)
+    lenient = verify.verify_batch(comps, refs, mode="lenient", timeout=cfg.verify_timeout)
+    judged = judge_cached(cfg, raw, Path(cfg.output).with_suffix(".judge_cache.jsonl")) if cfg.judge else None
+    rows = []
+    for i, r in enumerate(raw):
+        if cfg.sample_labels == "lenient":
+            rule = int(lenient[i])
+        else:
+            rule = int(strict[i]) if strict[i] == lenient[i] else None
+        if judged is None:
+            label, how = rule, "rule"
+            if label is None:
+                dropped["rule_strict_lenient_disagree"] += 1
+        else:
+            j = judged[i]
+            how = "hybrid"
+            if j is None:
+                label = None
+                dropped["judge_no_verdict"] += 1
+            elif rule is not None:
+                label = rule if int(j) == rule else None
+                dropped["rule_judge_disagree"] += label is None
+            else:  # strict found no answer, lenient's last number matched: the judge confirms or not
+                label = 1 if j and lenient[i] else None
+                dropped["rule_judge_disagree"] += label is None
+        if label is None:
+            continue
+        rows.append(
+            {
+                "question": r["question"],
+                "reference": r["reference"],
+                "completion": r["completion"],
+                "label": label,
+                "answer_type": "sample:correct" if label else "sample:wrong",
+                "source": r["source"],
+                "problem_id": r.get("problem_id"),
+                "sample": r.get("sample"),
+                "label_source": how,
+            }
+        )
+    return rows, dropped
+
+
+def run_rm_data(cfg: RMDataConfig) -> dict:
+    """``cooper rm-data``: build the labelled rows, write them and per-category stats; return the stats."""
+    if cfg.mode not in ("train", "suite"):
+        raise ValueError(f"mode must be train or suite, got {cfg.mode!r}")
+    if cfg.sample_labels not in ("agree", "lenient"):
+        raise ValueError(f"sample_labels must be agree or lenient, got {cfg.sample_labels!r}")
+    t0 = time.time()
+    categories = selected_categories(cfg.categories)
+    excluded = excluded_questions(cfg.exclude)
+    items, n_excluded = worked_solutions(cfg, excluded)
+    rows, skipped = constructed_rows(items, categories, cfg.mode, cfg.seed)
+    samples, dropped = sample_rows(cfg, excluded) if cfg.samples else ([], Counter())
+    rows += samples
+    random.Random(cfg.seed + 1).shuffle(rows)
+
+    comps, refs = [r["completion"] for r in rows], [r["reference"] for r in rows]
+    strict = verify.verify_batch(comps, refs, mode="strict", timeout=cfg.verify_timeout)
+    per = defaultdict(Counter)
+    for r, s in zip(rows, strict):
+        c = per[r["answer_type"]]
+        c["n"] += 1
+        c["positive"] += r["label"]
+        c["rule_strict_agrees"] += int(s) == r["label"]
+    out = Path(cfg.output)
+    write_jsonl(out, rows)
+    digest = hashlib.sha256(out.read_bytes()).hexdigest()
+    n_pos = sum(r["label"] for r in rows)
+    stats = {
+        "output": str(out),
+        "n_rows": len(rows),
+        "sha256": digest,
+        "positive_rate": n_pos / len(rows) if rows else None,
+        "n_problems": len(items),
+        "n_solutions": sum(len(x["solutions"]) for x in items),
+        "excluded_problems": n_excluded,
+        "per_category": {
+            k: {
+                "n": c["n"],
+                "positive": c["positive"],
+                "rule_strict_agreement": c["rule_strict_agrees"] / c["n"],
+            }
+            for k, c in sorted(per.items())
+        },
+        "not_applicable": dict(sorted(skipped.items())),
+        "samples_dropped": dict(sorted(dropped.items())),
+        "seconds": round(time.time() - t0, 1),
+        "config": asdict(cfg),
+    }
+    stats_path = Path(cfg.stats) if cfg.stats else out.with_name(out.stem + ".stats.json")
+    atomic_write_json(stats_path, stats)
+    width = max((len(k) for k in per), default=10)
+    print(f"[rm-data] {len(rows)} rows ({n_pos} correct) from {len(items)} problems -> {out}")
+    for k, v in stats["per_category"].items():
+        print(f"  {k:<{width}} {v['n']:>6}  rule agrees {v['rule_strict_agreement']:.0%}")
+    print(f"[rm-data] stats -> {stats_path}")
+    return stats
