@@ -1,8 +1,9 @@
-"""cooper demo: the whole pipeline on tiny models (RM build + cache, eval, Cooper RL, eval, plot)."""
+"""cooper demo: the whole pipeline on tiny models (RM build + cache, warm-up + cache, eval, Cooper RL, summary)."""
 
 import json
+from pathlib import Path
 
-from cooper_rl.demo import DemoConfig, build_demo_rm, run_demo
+from cooper_rl.demo import DemoConfig, build_demo_policy, build_demo_rm, cooper_activity, run_demo
 from tiny import tiny_rm
 
 
@@ -13,32 +14,60 @@ def test_build_demo_rm_trains_once_then_reuses_the_cache(tmp_path, monkeypatch, 
     path, info = build_demo_rm(cfg, tmp_path / "work")
     assert not info["cached"] and info["global_step"] == 2 and str(tmp_path / "cache") in path
     rows = [json.loads(x) for x in (tmp_path / "work" / "rm_train.jsonl").read_text().splitlines()]
-    assert {r["label"] for r in rows} == {0, 1} and len(rows) >= 40
+    assert {r["label"] for r in rows} == {0, 1} and len(rows) >= 40  # rm-data rows: formats and traps
+    assert {r["answer_type"].split(":")[0] for r in rows} == {"fmt", "trap"}
     path2, info2 = build_demo_rm(cfg, tmp_path / "work2")
     assert path2 == path and info2["cached"] and not (tmp_path / "work2").exists()
     path3, _ = build_demo_rm(DemoConfig(rm_backbone=cfg.rm_backbone, rm_problems=20, rm_steps=3), tmp_path / "work3")
     assert path3 != path  # other settings, other cache entry
 
 
-def test_demo_runs_the_whole_pipeline(assets, tmp_path, one_thread, capsys):  # noqa: F811
+def test_warm_up_is_cached_by_its_settings(assets, tmp_path, monkeypatch, one_thread):
+    monkeypatch.setenv("COOPER_CACHE", str(tmp_path / "cache"))
+    cfg = DemoConfig(model=str(assets / "policy"), sft_steps=2, sft_batch_size=2)
+    path, info = build_demo_policy(cfg)
+    assert not info["cached"] and info["global_step"] == 2 and (tmp_path / "cache") in Path(path).parents
+    assert (Path(path) / "model.safetensors").is_file()
+    path2, info2 = build_demo_policy(cfg)
+    assert path2 == path and info2["cached"]
+    assert build_demo_policy(DemoConfig(model=cfg.model, sft_steps=0))[0] == cfg.model  # no warm-up asked
+
+
+def test_cooper_activity_sums_the_steps():
+    rows = [
+        {"rule_accuracy": 0.25, "rm/n_valid": 2, "rm/n_pairs": 3, "rm/invalid/still_correct": 1, "rm_fooled_rate": 0.5},
+        {"rule_accuracy": 0.5, "rm/n_valid": 0, "rm/n_pairs": 0, "rm/invalid/no_positive": 2, "rm_fooled_rate": None},
+    ]
+    a = cooper_activity(rows)
+    assert (a["valid_pairs"], a["pairs_tried"], a["rm_updates"]) == (2, 3, 1)
+    assert a["invalid"] == {"still_correct": 1, "no_positive": 2} and a["rm_fooled_rate_mean"] == 0.5
+    assert (a["rule_accuracy_first"], a["rule_accuracy_last"], a["rule_accuracy_mean"]) == (0.25, 0.5, 0.375)
+
+
+def test_demo_runs_the_whole_pipeline(assets, tmp_path, monkeypatch, one_thread, capsys):
+    monkeypatch.setenv("COOPER_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "demo"
     summary = run_demo(
         DemoConfig(
             model=str(assets / "policy"),
             rm=str(assets / "rm"),
+            sft_steps=1,
+            sft_batch_size=2,
             n_problems=2,
             k=2,
+            rm_eval_problems=2,
             max_new_tokens=8,
             rl_steps=2,
-            eval_steps=1,
             num_generations=2,
             prompts_per_step=2,
+            report_to="none",
             output_dir=str(out),
         )
     )
     printed = capsys.readouterr().out
-    assert "before" in printed and "after" in printed and "avg@k_strict" in printed
+    assert "policy avg@k (strict rule)" in printed and "valid pairs" in printed and "RM accuracy" in printed
     assert 0 <= summary["before"]["avg@k_strict"] <= 1 and 0 <= summary["after"]["avg@k_strict"] <= 1
-    assert [s for s, _ in summary["rm_heldout_accuracy"]] == [0, 1, 2]
+    assert 0 <= summary["rm_heldout_before"]["accuracy"] <= 1 and 0 <= summary["rm_heldout_after"]["accuracy"] <= 1
+    assert summary["cooper"]["rule_accuracy_first"] is not None
     assert (out / "dynamics.png").stat().st_size > 10_000 and (out / "demo_summary.json").is_file()
     assert (out / "rl" / "policy" / "model.safetensors").is_file() and (out / "rl" / "rm" / "cooper_rm.json").is_file()

@@ -11,6 +11,7 @@ import argparse
 import dataclasses
 import importlib
 import sys
+import warnings
 from pathlib import Path
 
 import yaml
@@ -96,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         return 0
     module, cls_name, run_name, _ = COMMANDS[argv[0]]
+    # transformers 5 renames gradient_checkpointing; TRL 1.16 still uses the old names internally. The notice is
+    # about library internals, not about anything a cooper user set: keep it off the console.
+    warnings.filterwarnings("ignore", message=r".*gradient_checkpointing.*deprecated", category=FutureWarning)
     mod = importlib.import_module(f"cooper_rl.{module}")  # imported only when its command runs
     cfg = parse_config(getattr(mod, cls_name), argv[1:], prog=f"cooper {argv[0]}")
     run = getattr(mod, run_name)

@@ -1,29 +1,32 @@
-"""``cooper demo``: the whole Cooper pipeline on the embedded defaults, offline, on a CPU.
+"""``cooper demo``: Cooper co-optimizing a policy and its reward model, on the embedded defaults, offline, on a CPU.
 
-  1. VerifyRM: built-in worked solutions -> hard-negative rows (rm.data.verification_rows: same solution
-     correct / corrupted / with a wrong reference, varied answer styles) -> rule labels -> BCE training of the
-     MiniLM-L6 backbone (cooper train-rm). Cached in $COOPER_CACHE keyed by its settings, so reruns skip it.
-  2. Evaluate the starting policy (avg@k on built-in test problems).
-  3. Cooper RL (cooper rl --reward cooper, corrupt negatives) for a few steps on built-in train problems,
-     with the RM evaluated on held-out labelled rows every eval_steps.
-  4. Evaluate the trained policy the same way; print the before/after table; write the training-dynamics
-     plot (cooper plot) to output_dir/dynamics.png.
+  1. VerifyRM: `cooper rm-data` rows from built-in worked solutions (correct answers in many formats, traps) ->
+     BCE training of a MiniLM-L6 classifier (`cooper train-rm`). Cached in $COOPER_CACHE by its settings.
+  2. Warm-up: a short `cooper sft` of the embedded SmolLM2 on built-in worked solutions, so the policy gets some
+     answers right and the Cooper step has positives to build pairs from (the cold policy gets ~0 % right).
+     Cached the same way.
+  3. The starting point: policy avg@k on built-in test problems; RM accuracy on held-out labelled rows (every
+     rm-data category on built-in test problems).
+  4. Cooper RL (`cooper rl --reward cooper`, corrupt negatives): one console line per step; the RM is updated
+     on (verified rollout, corrupted rewrite) pairs.
+  5. The same measurements after; a summary of the co-optimization (pairs made, invalid negatives by reason, rule
+     accuracy of the rollouts, RM-fooled rate, RM accuracy before -> after) and the dynamics figure.
 
-The defaults fit well under 30 minutes on 2 cores. A few steps of RL at lr 1e-6 do not change a 135M
-policy's accuracy measurably; the demo shows the machinery and its logs, not a result (see docs/RESULTS.md).
+Logs and trackers: output_dir/rl/metrics.jsonl, and TensorBoard event files in output_dir/rl/runs when
+--report_to tensorboard (default): `tensorboard --logdir results/demo/rl` shows the cooper/* curves live.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import random
+import shutil
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from cooper_rl import verify
-from cooper_rl.io import atomic_write_json, read_jsonl, write_jsonl
+from cooper_rl.io import atomic_write_json, read_jsonl
 from cooper_rl.models import MINILM, SMOLLM2, cache_dir
 
 
@@ -36,55 +39,57 @@ class DemoConfig:
         default=MINILM, metadata={"help": "Backbone of the demo's VerifyRM (registry name, local path or hub id)."}
     )
     rm_problems: int = field(
-        default=1000,
-        metadata={"help": "Built-in train problems whose solutions (and their corruptions) make the RM data."},
+        default=600, metadata={"help": "Built-in train problems whose solutions make the RM data (rm-data rows)."}
     )
-    rm_steps: int = field(default=200, metadata={"help": "Optimizer steps of the demo RM's training."})
-    rm_batch_size: int = field(default=32, metadata={"help": "Rows per RM training step."})
+    rm_steps: int = field(default=150, metadata={"help": "Optimizer steps of the demo RM's training."})
+    rm_batch_size: int = field(default=16, metadata={"help": "Rows per RM training step."})
     rm: str | None = field(default=None, metadata={"help": "Use this trained VerifyRM dir instead of building one."})
+    sft_steps: int = field(
+        default=30, metadata={"help": "Warm-up steps of the policy on worked solutions (0: start from the model)."}
+    )
+    sft_batch_size: int = field(default=8, metadata={"help": "Worked solutions per warm-up step."})
+    levels: str = field(
+        default="1", metadata={"help": "Built-in levels of the warm-up, RL and evaluation problems (e.g. '1,2')."}
+    )
     n_problems: int = field(default=16, metadata={"help": "Built-in test problems to evaluate before/after."})
     k: int = field(default=4, metadata={"help": "Samples per problem in the before/after evaluation (avg@k)."})
-    max_new_tokens: int = field(
-        default=128, metadata={"help": "Longest completion in RL rollouts and evaluations, in tokens."}
+    rm_eval_problems: int = field(
+        default=16, metadata={"help": "Built-in test problems whose rm-data categories are the RM's held-out rows."}
     )
-    rl_steps: int = field(default=8, metadata={"help": "Cooper RL steps."})
+    max_new_tokens: int = field(
+        default=96, metadata={"help": "Longest completion in RL rollouts and evaluations, in tokens."}
+    )
+    rl_steps: int = field(default=12, metadata={"help": "Cooper RL steps (optimizer steps)."})
     num_generations: int = field(default=4, metadata={"help": "G: rollouts per prompt."})
     prompts_per_step: int = field(default=2, metadata={"help": "Prompts per RL step."})
     learning_rate: float = field(
         default=1e-6, metadata={"help": "Policy learning rate of the Cooper RL run (paper: 1e-6)."}
     )
-    rl_levels: str = field(
-        default="1", metadata={"help": "Built-in levels of the RL training problems (e.g. '1' or '1,2')."}
+    report_to: str = field(
+        default="tensorboard", metadata={"help": "Tracker of the RL run: tensorboard, none, wandb, trackio."}
     )
-    eval_steps: int = field(default=4, metadata={"help": "Evaluate policy and RM every N RL steps (and at step 0)."})
     output_dir: str = field(
         default="results/demo", metadata={"help": "Where the demo writes its runs, table data and figure."}
     )
     seed: int = field(default=0, metadata={"help": "Seed of everything the demo draws."})
 
 
-def _rm_key(cfg: DemoConfig) -> str:
-    blob = json.dumps(
-        {
-            "v": 1,
-            "backbone": cfg.rm_backbone,
-            "n": cfg.rm_problems,
-            "steps": cfg.rm_steps,
-            "batch": cfg.rm_batch_size,
-            "seed": cfg.seed,
-        }
-    )
-    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+def _key(**settings) -> str:
+    """A short hash of settings: the cache entry of what they produce."""
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:12]
 
 
 def build_demo_rm(cfg: DemoConfig, work: Path) -> tuple[str, dict]:
-    """(path of a VerifyRM trained on built-in hard-negative rows, info); reused from the cache when present."""
+    """(path of a VerifyRM trained on rm-data rows of built-in problems, info); reused from the cache when present."""
+    from cooper_rl.rm.build import RMDataConfig, run_rm_data
     from cooper_rl.rm.train import TrainRMConfig, run_train_rm
 
-    out = cache_dir() / "demo-rm" / _rm_key(cfg)
+    key = _key(v=2, backbone=cfg.rm_backbone, n=cfg.rm_problems, steps=cfg.rm_steps, b=cfg.rm_batch_size, s=cfg.seed)
+    out = cache_dir() / "demo-rm" / key
     if (out / "cooper_rm.json").is_file():
         return str(out), {"cached": True, **json.loads((out / "train_metrics.json").read_text())}
-    data = labelled_rows(cfg.rm_problems, "train", cfg.seed + 1, random.Random(cfg.seed), work / "rm_train.jsonl")
+    data = work / "rm_train.jsonl"
+    run_rm_data(RMDataConfig(solutions=[f"builtin:train:{cfg.rm_problems}"], output=str(data), seed=cfg.seed))
     report = run_train_rm(
         TrainRMConfig(
             data=str(data),
@@ -92,63 +97,114 @@ def build_demo_rm(cfg: DemoConfig, work: Path) -> tuple[str, dict]:
             output_dir=str(out),
             max_length=256,
             max_steps=cfg.rm_steps,
-            learning_rate=1e-4,
+            learning_rate=5e-5,
+            warmup_ratio=0.05,
             batch_size=cfg.rm_batch_size,
             eval_steps=max(1, cfg.rm_steps // 3),
+            bf16_autocast="auto",
             seed=cfg.seed,
         )
     )
     return str(out), {"cached": False, **report}
 
 
-def labelled_rows(n: int, split: str, seed: int, rng: random.Random, path: Path) -> Path:
-    """Hard-negative rows (rm.data.verification_rows) of n built-in `split` problems, labelled by the
-    lenient rule verifier, written to `path` as jsonl."""
-    from cooper_rl.rm.data import verification_rows
-    from cooper_rl.tasks import generate_problems
+def build_demo_policy(cfg: DemoConfig) -> tuple[str, dict]:
+    """(path of the warm-started policy, info): cooper sft on built-in worked solutions, cached by its settings."""
+    from cooper_rl.rl.sft import SFTRunConfig, run_sft
 
-    rows = []
-    for p in generate_problems(n, split=split, seed=seed):
-        rows += verification_rows(p.question, p.answer, p.solution, rng, source=f"builtin-{split}")
-    labels = verify.verify_batch([r["completion"] for r in rows], [r["reference"] for r in rows], "lenient")
-    write_jsonl(path, ({**r, "label": int(y)} for r, y in zip(rows, labels)))
-    return path
+    if cfg.sft_steps <= 0:
+        return cfg.model, {"cached": True, "skipped": True}
+    key = _key(v=1, model=cfg.model, steps=cfg.sft_steps, b=cfg.sft_batch_size, levels=cfg.levels, s=cfg.seed)
+    out = cache_dir() / "demo-sft" / key
+    if (out / "sft_summary.json").is_file():
+        return str(out / "policy"), {"cached": True, **json.loads((out / "sft_summary.json").read_text())}
+    summary = run_sft(
+        SFTRunConfig(
+            policy=cfg.model,
+            datasets=[f"builtin:train:2000:{cfg.levels}"],
+            max_steps=cfg.sft_steps,
+            batch_size=cfg.sft_batch_size,
+            save_steps=max(1, cfg.sft_steps),
+            bf16_autocast="auto",
+            output_dir=str(out),
+            seed=cfg.seed,
+        )
+    )
+    shutil.rmtree(out / f"checkpoint-{summary['global_step']}", ignore_errors=True)  # the policy/ dir is enough
+    return str(out / "policy"), {"cached": False, **summary}
 
 
-def _table(before: dict, after: dict) -> str:
-    """Before/after rows for the overall avg@k and pass@k (strict, lenient)."""
-    keys = ("avg@k_strict", "pass@k_strict", "avg@k_lenient", "answered_rate", "mean_new_tokens")
-    lines = [f"{'metric':<16}{'before':>10}{'after':>10}", "-" * 36]
-    for k in keys:
-        b, a = before["overall"].get(k), after["overall"].get(k)
-        fmt = (lambda x: f"{x:.1f}") if k == "mean_new_tokens" else (lambda x: f"{100 * x:.1f}%")
-        lines.append(f"{k:<16}{fmt(b):>10}{fmt(a):>10}")
-    return "\n".join(lines)
+def rm_accuracy(rm_path: str, rows_path: Path) -> dict:
+    """Accuracy, AUROC and fooled rate (wrong rows scored >= 0.5) of a VerifyRM on labelled rows."""
+    from cooper_rl.cooper.reward_model import VerifyRM
+    from cooper_rl.rm.evaluate import binary_metrics
+
+    rows = read_jsonl(rows_path)
+    rm = VerifyRM.from_pretrained(rm_path, device="cpu")
+    probs = rm.score([r["question"] for r in rows], [r["reference"] for r in rows], [r["completion"] for r in rows])
+    m = binary_metrics([r["label"] for r in rows], probs)
+    wrong = [p for p, r in zip(probs, rows) if not r["label"]]
+    return {"accuracy": m["accuracy"], "auroc": m["auroc"], "fooled_rate": sum(p >= 0.5 for p in wrong) / len(wrong)}
+
+
+def cooper_activity(metrics: list[dict]) -> dict:
+    """What the Cooper step did over a run, from its metrics.jsonl rows (one per reward call)."""
+    invalid = Counter()
+    for m in metrics:
+        invalid.update({k.split("/", 2)[2]: int(v) for k, v in m.items() if k.startswith("rm/invalid/") and v})
+    fooled = [m["rm_fooled_rate"] for m in metrics if m.get("rm_fooled_rate") is not None]
+    return {
+        "rm_updates": sum(1 for m in metrics if m.get("rm/n_valid", 0) > 0),
+        "valid_pairs": sum(int(m.get("rm/n_valid", 0)) for m in metrics),
+        "pairs_tried": sum(int(m.get("rm/n_pairs", 0)) for m in metrics),
+        "invalid": dict(invalid),
+        "rule_accuracy_first": metrics[0]["rule_accuracy"] if metrics else None,
+        "rule_accuracy_last": metrics[-1]["rule_accuracy"] if metrics else None,
+        "rule_accuracy_mean": sum(m["rule_accuracy"] for m in metrics) / len(metrics) if metrics else None,
+        "rm_fooled_rate_mean": sum(fooled) / len(fooled) if fooled else None,
+    }
+
+
+def _pct(x) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
 
 
 def run_demo(cfg: DemoConfig) -> dict:
-    """Run the whole pipeline (RM, eval, Cooper RL, eval, plot); print the table; return a summary dict."""
+    """Run the whole pipeline; print the summary; return it as a dict (also written to demo_summary.json)."""
     from cooper_rl.evaluate import EvalConfig, evaluate
     from cooper_rl.plot import PlotConfig, plot_runs
     from cooper_rl.rl.train import RLConfig, run_rl
+    from cooper_rl.rm.build import RMDataConfig, run_rm_data
 
     t0 = time.time()
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     times = {}
+    levels = ",".join(x.strip() for x in cfg.levels.split(","))
 
-    print("[demo] 1/4 VerifyRM", flush=True)
+    print("[demo] 1/5 VerifyRM (MiniLM-L6 classifier on rm-data rows of built-in problems)", flush=True)
     t = time.time()
     rm_path, rm_info = (cfg.rm, {"cached": True, "given": True}) if cfg.rm else build_demo_rm(cfg, out / "rm_data")
     times["rm_seconds"] = time.time() - t
-    rm_eval = labelled_rows(
-        48, "test", cfg.seed + 2, random.Random(cfg.seed + 99), out / "rm_data" / "rm_heldout.jsonl"
+
+    print(f"[demo] 2/5 policy warm-up ({cfg.sft_steps} SFT steps on worked solutions)", flush=True)
+    t = time.time()
+    policy, sft_info = build_demo_policy(cfg)
+    times["sft_seconds"] = time.time() - t
+
+    print("[demo] 3/5 starting point: policy avg@k, RM accuracy on held-out rows", flush=True)
+    t = time.time()
+    rm_rows = out / "rm_heldout.jsonl"
+    run_rm_data(
+        RMDataConfig(
+            solutions=[f"builtin:test:{cfg.rm_eval_problems}:{levels}"], mode="suite", output=str(rm_rows), seed=1
+        )
     )
 
     def policy_eval(model: str, name: str) -> dict:
         ecfg = EvalConfig(
             model=model,
-            datasets=[f"builtin:test:{cfg.n_problems}"],
+            datasets=[f"builtin:test:{cfg.n_problems}:{levels}"],
             k=cfg.k,
             max_new_tokens=cfg.max_new_tokens,
             output_dir=str(out / name),
@@ -157,23 +213,19 @@ def run_demo(cfg: DemoConfig) -> dict:
         )
         return evaluate(ecfg)
 
-    print("[demo] 2/4 evaluate the starting policy", flush=True)
-    t = time.time()
-    before = policy_eval(cfg.model, "eval_before")
+    before = policy_eval(policy, "eval_before")
+    rm_before = rm_accuracy(rm_path, rm_rows)
     times["eval_before_seconds"] = time.time() - t
 
-    print(f"[demo] 3/4 Cooper RL, {cfg.rl_steps} steps", flush=True)
+    print(f"[demo] 4/5 Cooper RL, {cfg.rl_steps} steps", flush=True)
     t = time.time()
-    levels = ",".join(x.strip() for x in cfg.rl_levels.split(","))
     rl_dir = out / "rl"
-    if rl_dir.exists():  # a demo always starts from the embedded policy: clear an earlier run's logs
-        import shutil
-
+    if rl_dir.exists():  # a demo always starts from the warm-started policy: clear an earlier run
         shutil.rmtree(rl_dir)
     rl = run_rl(
         RLConfig(
             reward="cooper",
-            policy=cfg.model,
+            policy=policy,
             rm=rm_path,
             datasets=[f"builtin:train:256:{levels}"],
             num_generations=cfg.num_generations,
@@ -182,54 +234,65 @@ def run_demo(cfg: DemoConfig) -> dict:
             max_completion_length=cfg.max_new_tokens,
             max_steps=cfg.rl_steps,
             save_steps=cfg.rl_steps,
-            # the CPU preset's throughput settings (configs/rl_cpu.yaml); bf16 only where it is native
+            # the CPU preset (configs/rl_cpu.yaml): shared generation batches, bf16 only where it is native
             bf16_autocast="auto",
             rollout_bf16_weights="auto",
             rm_bf16_autocast="auto",
             steps_per_generation=4,
             save_total_limit=1,
-            eval_steps=cfg.eval_steps,
-            eval_datasets=[f"builtin:test:{cfg.n_problems}"],
-            eval_k=2,
-            rm_eval_data=str(rm_eval),
+            report_to=cfg.report_to,
             output_dir=str(rl_dir),
             seed=cfg.seed,
         )
     )
     times["rl_seconds"] = time.time() - t
 
-    print("[demo] 4/4 evaluate the trained policy", flush=True)
+    print("[demo] 5/5 after: policy avg@k, RM accuracy", flush=True)
     t = time.time()
     after = policy_eval(rl["policy_dir"], "eval_after")
+    rm_after = rm_accuracy(str(rl_dir / "rm"), rm_rows)
     times["eval_after_seconds"] = time.time() - t
     figure = plot_runs(
         PlotConfig(
             run_dirs=[str(rl_dir)],
             output=str(out / "dynamics.png"),
-            smooth=3,
-            title=f"cooper demo: {cfg.rl_steps} Cooper steps on {Path(cfg.model).name}",
+            smooth=1,
+            title=f"cooper demo: {cfg.rl_steps} Cooper steps from {Path(policy).parent.name or policy}",
         )
     )
-
-    evals = read_jsonl(rl_dir / "evals.jsonl")
+    activity = cooper_activity(read_jsonl(rl_dir / "metrics.jsonl"))
     summary = {
+        "policy_start": policy,
         "before": before["overall"],
         "after": after["overall"],
         "rm": rm_path,
         "rm_val_accuracy": rm_info.get("best_val_accuracy"),
-        "rm_heldout_accuracy": [(e["step"], e["rm"]["accuracy"]) for e in evals if "rm" in e],
-        "rl_last_metrics": rl["last_metrics"],
+        "rm_heldout_before": rm_before,
+        "rm_heldout_after": rm_after,
+        "cooper": activity,
         "figure": str(figure),
         **times,
         "total_seconds": time.time() - t0,
         "config": asdict(cfg),
     }
     atomic_write_json(out / "demo_summary.json", summary)
-    print(f"\n{Path(cfg.model).name}: built-in test, {cfg.n_problems} problems x {cfg.k} samples, T=0.7\n")
-    print(_table(before, after))
+    inv = ", ".join(f"{k} {v}" for k, v in sorted(activity["invalid"].items())) or "none"
     print(
-        f"\nVerifyRM ({'cached' if rm_info.get('cached') else 'trained now'}): val accuracy "
-        f"{rm_info.get('best_val_accuracy')}; held-out accuracy over RL steps {summary['rm_heldout_accuracy']}"
+        f"\n== cooper demo: {cfg.rl_steps} RL steps, {cfg.n_problems} built-in test problems x {cfg.k} samples ==\n"
+        f"{'':<34}{'before':>10}{'after':>10}\n"
+        f"{'policy avg@k (strict rule)':<34}{_pct(before['overall']['avg@k_strict']):>10}"
+        f"{_pct(after['overall']['avg@k_strict']):>10}\n"
+        f"{'RM accuracy, held-out rows':<34}{_pct(rm_before['accuracy']):>10}{_pct(rm_after['accuracy']):>10}\n"
+        f"{'RM fooled rate, held-out wrong':<34}{_pct(rm_before['fooled_rate']):>10}{_pct(rm_after['fooled_rate']):>10}\n"
+        f"Cooper step: {activity['valid_pairs']} valid pairs of {activity['pairs_tried']} tried in "
+        f"{activity['rm_updates']} RM updates (negatives: corrupt; invalid: {inv})\n"
+        f"rollouts: rule accuracy {_pct(activity['rule_accuracy_mean'])} (first batch "
+        f"{_pct(activity['rule_accuracy_first'])}, last {_pct(activity['rule_accuracy_last'])}); "
+        f"RM-fooled rate {_pct(activity['rm_fooled_rate_mean'])}\n"
+        f"VerifyRM {'cached' if rm_info.get('cached') else 'trained now'} (val accuracy "
+        f"{_pct(rm_info.get('best_val_accuracy'))}); warm-up {'cached' if sft_info.get('cached') else 'trained now'}\n"
+        f"figure: {figure}   logs: {rl_dir}/metrics.jsonl"
+        + (f"   live curves: tensorboard --logdir {rl_dir}" if cfg.report_to == "tensorboard" else "")
+        + f"\ndemo finished in {summary['total_seconds']:.0f} s; results in {out}"
     )
-    print(f"dynamics plot: {figure}\ndemo finished in {summary['total_seconds']:.0f} s; results in {out}")
     return summary
