@@ -96,6 +96,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--update_batch", type=int, default=8)
     ap.add_argument("--update_seq", type=int, default=256)
+    ap.add_argument("--name", default="bound", help="results/NAME.json (one per kind of machine)")
     args = ap.parse_args()
 
     bw = bandwidth_gbs(5)
@@ -181,7 +182,7 @@ def main():
         "policy_update": {"batch": args.update_batch, "seq": args.update_seq, **policy_update},
     }
     print(result)
-    write_result("bound", result)
+    write_result(args.name, result)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,14 @@ def machine() -> dict:
                 break
     except OSError:
         pass
+    try:  # which vector units the CPU has: they decide whether bf16 is native (fast) or emulated (slow)
+        flags = next(line for line in open("/proc/cpuinfo") if line.startswith("flags")).split()
+        info["cpu_vector_flags"] = sorted(f for f in flags if f.startswith(("avx512", "amx", "avx2")))
+    except (OSError, StopIteration):
+        pass
+    from cooper_rl.models import fast_bf16
+
+    info["bf16_native"] = fast_bf16()
     if torch.cuda.is_available():
         info["gpu"] = torch.cuda.get_device_name(0)
     return info

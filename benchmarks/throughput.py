@@ -25,14 +25,20 @@ sys.path.insert(0, str(Path(__file__).parent))
 from common import RESULTS, median, write_result  # noqa: E402
 
 ROOT = Path(__file__).parent.parent
-COMPACT = "--bf16_autocast true --rollout_autocast true --steps_per_generation 4 --compact_lm_head true"
-FAST = "--bf16_autocast true --rollout_bf16_weights true --steps_per_generation 4 --compact_lm_head true"
+# every variant sets every throughput option, so the preset's own values never leak into a variant
+NO_COPY = "--rollout_bf16_weights false --rm_bf16_autocast false"
+COMPACT = f"--bf16_autocast true --rollout_autocast true {NO_COPY} --steps_per_generation 4 --compact_lm_head true"
+FAST = (
+    "--bf16_autocast auto --rollout_autocast false --rollout_bf16_weights auto --rm_bf16_autocast auto "
+    "--steps_per_generation 4 --compact_lm_head true"
+)
 VARIANTS = {
-    "old": "--bf16_autocast false --rollout_autocast false --steps_per_generation 1 --compact_lm_head false",
-    "bf16": "--bf16_autocast true --rollout_autocast true --steps_per_generation 1 --compact_lm_head false",
-    "shared": "--bf16_autocast true --rollout_autocast true --steps_per_generation 4 --compact_lm_head false",
+    # the paper's on-policy fp32 step, as configs/rl_cpu.yaml was before this benchmark
+    "old": f"--bf16_autocast false --rollout_autocast false {NO_COPY} --steps_per_generation 1 --compact_lm_head false",
+    "bf16": f"--bf16_autocast true --rollout_autocast true {NO_COPY} --steps_per_generation 1 --compact_lm_head false",
+    "shared": f"--bf16_autocast true --rollout_autocast true {NO_COPY} --steps_per_generation 4 --compact_lm_head false",
     "compact": COMPACT,
-    "new": FAST,  # = configs/rl_cpu.yaml
+    "new": FAST,  # = configs/rl_cpu.yaml (bf16 where native)
     "new8": FAST.replace("--steps_per_generation 4", "--steps_per_generation 8"),
 }
 
@@ -51,8 +57,11 @@ def run(name: str, flags: str, out: Path, args) -> dict:
         with open(out.parent / f"{out.name}.log", "w") as f:
             subprocess.run(cmd, check=True, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT)
     recs = [json.loads(x) for x in (out / "timing.jsonl").read_text().splitlines()][spg:]  # drop warm-up batch
-    cfg = json.loads((out / "rl_config.json").read_text())
+    cfg = json.loads((out / "rl_config.json").read_text())  # the resolved settings ('auto' -> what ran)
     per_step = cfg["prompts_per_step"] * cfg["num_generations"]
+    dtype = (
+        "bf16_weights" if cfg.get("rollout_bf16_weights") else ("bf16_autocast" if cfg["rollout_autocast"] else "fp32")
+    )
     for d in ("policy", "rm"):
         shutil.rmtree(out / d, ignore_errors=True)
     seconds = sum(x["step_seconds"] for x in recs)
@@ -68,6 +77,9 @@ def run(name: str, flags: str, out: Path, args) -> dict:
         "completion_tokens_per_rollout": sum(x["completion_tokens"] for x in recs) / (per_step * len(recs)),
         "decode_tokens_per_s": sum(x["completion_tokens"] for x in recs) / sum(x["generation"] for x in recs),
         "prompt_tokens_per_rollout": sum(x["prompt_tokens"] for x in recs) / (per_step * len(recs)),
+        "rollout_dtype": dtype,
+        "bf16_autocast": cfg["bf16_autocast"],
+        "generation_batch": per_step * cfg["steps_per_generation"],
     }
 
 
@@ -82,6 +94,7 @@ def main():
     ap.add_argument("--work", default="benchmarks/results/throughput_runs")
     ap.add_argument("--from_runs", action="store_true", help="summarize the runs already in --work, run nothing")
     ap.add_argument("--name", default="throughput", help="results/NAME.json")
+    ap.add_argument("--bound", default="bound", help="results/NAME.json of bound.py on this kind of machine")
     args = ap.parse_args()
     runs = {v: [] for v in args.variants}
     for r in range(args.rounds):
@@ -120,22 +133,29 @@ def main():
     result["variants_alternated"] = args.variants
     result["decode_tokens_per_s_old"] = median([x["decode_tokens_per_s"] for x in runs["old"]])
     result["decode_tokens_per_s_new"] = median([x["decode_tokens_per_s"] for x in runs["new"]])
-    bound = RESULTS / "bound.json"
+    bound = RESULTS / f"{args.bound}.json"
     if bound.is_file():  # bounds at each setting's decode batch and number format (bound.py's model of a step)
         from bound import decode_bound
 
         b = json.loads(bound.read_text())
         new = runs["new"][0]
         prompt, gen = round(new["prompt_tokens_per_rollout"]), round(new["completion_tokens_per_rollout"])
-        shape16 = {
-            **b["model"],
-            "weight_bytes": b["model"]["weight_bytes"] / 2,
-            "kv_bytes_per_token": b["model"]["kv_bytes_per_token"] / 2,
-        }
+        bf16 = new["rollout_dtype"] != "fp32"
+        shape = b["model"]
+        if bf16:  # bf16 weights and KV cache move half the bytes
+            shape = {
+                **shape,
+                "weight_bytes": shape["weight_bytes"] / 2,
+                "kv_bytes_per_token": shape["kv_bytes_per_token"] / 2,
+            }
+        peak = b["matmul_peak_gflops"]["bf16" if bf16 else "fp32"]
         old_b = decode_bound(b["model"], 8, prompt, gen, b["bandwidth_gbs"], b["matmul_peak_gflops"]["fp32"])
-        new_b = decode_bound(shape16, 32, prompt, gen, b["bandwidth_gbs"], b["matmul_peak_gflops"]["bf16"])
+        new_b = decode_bound(shape, new["generation_batch"], prompt, gen, b["bandwidth_gbs"], peak)
+        result["bound_source"] = (
+            f"{args.bound}.json ({b['machine']['date']}, bf16 native: {b['machine'].get('bf16_native')})"
+        )
         result["decode_bound_tokens_per_s_old"] = old_b["tokens_per_s"]  # fp32, batch 8
-        result["decode_bound_tokens_per_s"] = new_b["tokens_per_s"]  # bf16 matmuls, batch 32
+        result["decode_bound_tokens_per_s"] = new_b["tokens_per_s"]  # the new setting's dtype and batch
         result["decode_fraction_of_bound_old"] = result["decode_tokens_per_s_old"] / old_b["tokens_per_s"]
         result["decode_fraction_of_bound"] = result["decode_tokens_per_s_new"] / new_b["tokens_per_s"]
     print(json.dumps({k: v for k, v in result.items() if k != "variants"}, indent=1))

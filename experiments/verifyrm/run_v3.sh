@@ -7,7 +7,7 @@
 #   robustness: every rm-data category once per GSM8K test question 101-200 (labels by construction).
 # Never trains on GSM8K test questions (rm-data --exclude drops any that appear). Resumable: rerun to continue;
 # every step skips what it already finished and training continues from its last checkpoint.
-#   bash experiments/verifyrm/run_v3.sh           [SEEDS="0 1 2"] [BACKBONES="smollm2-135m-instruct minilm-l6"]
+#   bash experiments/verifyrm/run_v3.sh           [SEEDS="0 1 2"] [BACKBONES="minilm-l6 smollm2-135m-instruct"]
 source "$(dirname "$0")/../common.sh"
 D=experiments/verifyrm/data
 V=experiments/verifyrm/v3            # data (committed: the samples and the built rows' stats)
@@ -15,9 +15,9 @@ R=experiments/verifyrm/results/v3    # evaluations (committed)
 RUNS=${RUNS:-runs/verifyrm-v3}       # RM weights (gitignored)
 SFT=${SFT:-runs/sft-builtin100}      # the SFT warm-start policy (shared with benchmarks/cooper_overhead.py)
 SEEDS=${SEEDS:-0 1 2}
-BACKBONES=${BACKBONES:-smollm2-135m-instruct minilm-l6}
-N_TRAIN_GSM=${N_TRAIN_GSM:-2500}     # GSM8K-train worked solutions restyled / trapped
-N_SAMPLE=${N_SAMPLE:-200}            # questions per training source the policies answer (GSM8K train, SVAMP train)
+BACKBONES=${BACKBONES:-minilm-l6 smollm2-135m-instruct}   # MiniLM first: minutes per seed, SmolLM2 hours on a 2-core CPU
+N_TRAIN_GSM=${N_TRAIN_GSM:-1200}     # GSM8K-train worked solutions restyled / trapped (also: SVAMP 300 x 2 cots, 400 built-in)
+N_SAMPLE=${N_SAMPLE:-100}            # questions per training source the policies answer (GSM8K train, SVAMP train)
 mkdir -p $V $R $RUNS
 step() { echo "[v3] $* ($(date -u +%FT%TZ))"; }
 
@@ -49,7 +49,7 @@ $C collect --problems $V/gsm8k_test_101_300.jsonl --samples_per_problem 1 --sour
   --output $V/samples_heldout.jsonl > $V/collect_heldout.log 2>&1
 
 step "rm-data"
-$C rm-data --solutions $SHARED/gsm8k/train.jsonl $D/svamp_rm_train.jsonl builtin:train:600 --limit $N_TRAIN_GSM \
+$C rm-data --solutions $SHARED/gsm8k/train.jsonl $D/svamp_rm_train.jsonl builtin:train:400 --limit $N_TRAIN_GSM \
   --samples $V/samples_train_T0.6.jsonl $V/samples_train_T1.0.jsonl --exclude $SHARED/gsm8k/test.jsonl \
   --output $RUNS/train.jsonl --stats $V/train.stats.json --seed 0 > $V/rm_data_train.log
 $C rm-data --solutions $V/gsm8k_test_101_200.jsonl --mode suite --output $V/robustness.jsonl --seed 0 > $V/rm_data_suite.log
@@ -59,7 +59,7 @@ $C rm-data --solutions $V/gsm8k_test_101_300.jsonl --mode suite --categories fmt
 for B in $BACKBONES; do
   case $B in
     minilm*) HP=(--learning_rate 5e-5 --max_length 256 --batch_size 32) ;;
-    *)       HP=(--learning_rate 3e-5 --max_length 384 --batch_size 16) ;;
+    *)       HP=(--learning_rate 3e-5 --max_length 320 --batch_size 16) ;;
   esac
   for S in $SEEDS; do
     out=$RUNS/${B%%-*}-s$S
