@@ -41,7 +41,7 @@ class DemoConfig:
     rm_problems: int = field(
         default=600, metadata={"help": "Built-in train problems whose solutions make the RM data (rm-data rows)."}
     )
-    rm_steps: int = field(default=150, metadata={"help": "Optimizer steps of the demo RM's training."})
+    rm_steps: int = field(default=100, metadata={"help": "Optimizer steps of the demo RM's training."})
     rm_batch_size: int = field(default=16, metadata={"help": "Rows per RM training step."})
     rm: str | None = field(default=None, metadata={"help": "Use this trained VerifyRM dir instead of building one."})
     sft_steps: int = field(
