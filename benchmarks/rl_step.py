@@ -93,6 +93,10 @@ def run_mode(mode: str, out: Path, args) -> list[dict]:
         # benchmarks/throughput.py measures those); +bf16 adds bf16 autocast for log-probs and backward
         "--rollout_autocast",
         "false",
+        "--rollout_bf16_weights",
+        "false",
+        "--rm_bf16_autocast",
+        "false",
         "--steps_per_generation",
         "1",
         "--bf16_autocast",

@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+import yaml
+
 sys.path.insert(0, str(Path(__file__).parent))
 from common import RESULTS, median, write_result  # noqa: E402
 
@@ -45,7 +47,10 @@ VARIANTS = {
 
 def run(name: str, flags: str, out: Path, args) -> dict:
     """One `cooper rl` run of a variant (with --from_runs: the one already in `out`); its summary."""
-    spg = int(flags.split("--steps_per_generation")[1].split()[0]) if "--steps_per_generation" in flags else 1
+    if "--steps_per_generation" in flags:
+        spg = int(flags.split("--steps_per_generation")[1].split()[0])
+    else:  # the preset's value (the dataclass default is 1)
+        spg = int((yaml.safe_load((ROOT / args.config).read_text()) or {}).get("steps_per_generation", 1))
     if not args.from_runs:
         if out.exists():
             shutil.rmtree(out)

@@ -129,7 +129,7 @@ if cats:
     )
     lines.append("|---" * (2 + len(summary["backbones"]) + len(RULES)) + "|")
     rules = summary["rules"]["robustness"]
-    n = next(iter(evals[("robustness", backbones[0])].values()))["per_answer_type"]
+    n = next(next(iter(v.values())) for (kind, _), v in evals.items() if kind == "robustness")["per_answer_type"]
     for c in cats:
         rm_cols = [fmt(e["robustness"]["per_category"].get(c)) for e in summary["backbones"].values()]
         rule_cols = [f"{100 * rules[j]['per_category'][c]:.1f}" for j in RULES]

@@ -45,7 +45,7 @@ class DemoConfig:
     rm_batch_size: int = field(default=16, metadata={"help": "Rows per RM training step."})
     rm: str | None = field(default=None, metadata={"help": "Use this trained VerifyRM dir instead of building one."})
     sft_steps: int = field(
-        default=30, metadata={"help": "Warm-up steps of the policy on worked solutions (0: start from the model)."}
+        default=24, metadata={"help": "Warm-up steps of the policy on worked solutions (0: start from the model)."}
     )
     sft_batch_size: int = field(default=8, metadata={"help": "Worked solutions per warm-up step."})
     levels: str = field(
@@ -62,6 +62,9 @@ class DemoConfig:
     rl_steps: int = field(default=12, metadata={"help": "Cooper RL steps (optimizer steps)."})
     num_generations: int = field(default=4, metadata={"help": "G: rollouts per prompt."})
     prompts_per_step: int = field(default=2, metadata={"help": "Prompts per RL step."})
+    pairs_per_prompt: int = field(
+        default=2, metadata={"help": "Cooper pairs per prompt (distinct verified rollouts of it; paper: 1)."}
+    )
     learning_rate: float = field(
         default=1e-6, metadata={"help": "Policy learning rate of the Cooper RL run (paper: 1e-6)."}
     )
@@ -84,9 +87,9 @@ def build_demo_rm(cfg: DemoConfig, work: Path) -> tuple[str, dict]:
     from cooper_rl.rm.build import RMDataConfig, run_rm_data
     from cooper_rl.rm.train import TrainRMConfig, run_train_rm
 
-    key = _key(v=2, backbone=cfg.rm_backbone, n=cfg.rm_problems, steps=cfg.rm_steps, b=cfg.rm_batch_size, s=cfg.seed)
+    key = _key(v=3, backbone=cfg.rm_backbone, n=cfg.rm_problems, steps=cfg.rm_steps, b=cfg.rm_batch_size, s=cfg.seed)
     out = cache_dir() / "demo-rm" / key
-    if (out / "cooper_rm.json").is_file():
+    if (out / "train_metrics.json").is_file():  # written last: a killed training leaves no usable entry
         return str(out), {"cached": True, **json.loads((out / "train_metrics.json").read_text())}
     data = work / "rm_train.jsonl"
     run_rm_data(RMDataConfig(solutions=[f"builtin:train:{cfg.rm_problems}"], output=str(data), seed=cfg.seed))
@@ -230,6 +233,7 @@ def run_demo(cfg: DemoConfig) -> dict:
             datasets=[f"builtin:train:256:{levels}"],
             num_generations=cfg.num_generations,
             prompts_per_step=cfg.prompts_per_step,
+            pairs_per_prompt=cfg.pairs_per_prompt,
             learning_rate=cfg.learning_rate,
             max_completion_length=cfg.max_new_tokens,
             max_steps=cfg.rl_steps,

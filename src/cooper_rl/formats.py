@@ -83,7 +83,7 @@ def _variant_line(ans: str, style: str, unit: str | None) -> str | None:
     if style == "thousands":
         return f"The answer is {int(value):,}." if integer and abs(value) >= 1000 else None
     if style == "decimal":
-        return f"The answer is {int(value)}.0." if integer else f"The answer is {float(value):.2f}."
+        return f"The answer is {int(value)}.0." if integer else f"The answer is {ans.replace(',', '')}0."
     if style == "fraction":
         return f"The answer is $\\frac{{{2 * int(value)}}}{{2}}$." if integer else None
     if style == "words":

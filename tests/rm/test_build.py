@@ -2,6 +2,7 @@
 
 import json
 import random
+import re
 
 import pytest
 
@@ -73,6 +74,51 @@ def test_traps_are_never_correct_against_their_reference(kind):
     assert made >= 20, f"{kind} applied to only {made} of 40 problems"
 
 
+@pytest.mark.parametrize("ref", ["0", "1", "10", "2.5", "0.125", "-5", "1250"])
+@pytest.mark.parametrize("kind", TRAPS)
+def test_traps_hold_for_zero_negative_and_decimal_references(kind, ref):
+    """Every trap, on references a built-in problem never has: no crash, no single answer equal to the reference,
+    and no text ending on the reference (which reads as a correct plain-style answer)."""
+    from cooper_rl.formats import parse_number
+    from cooper_rl.rm.build import _ends_on
+
+    q = "Tom had 2 boxes and 3 bags. How many items does he have now?"
+    sol = (
+        f"Tom starts with 2 boxes.\nHe adds 3 bags, 2 + 3 = 5 things.\nAfter the trade he has {ref} items.\n#### {ref}"
+    )
+    value = parse_number(ref)
+    for seed in range(25):
+        rng = random.Random(seed)
+        out = make_trap(kind, q, ref, sol, rng.choice(["boxed", "hash", "plain", "answer_is", "decimal"]), rng)
+        if out is None:
+            continue
+        text, r = out
+        if kind == "trap:wrong_reference":
+            assert parse_number(r) != value and verify.verify(text, ref, "lenient")
+            continue
+        assert r == ref
+        if kind in (*SINGLE_WRONG_ANSWER, "trap:echo_reference", "trap:wrong_unit"):
+            assert not verify.verify(text, ref, "lenient"), (kind, ref, text)
+        if kind in ("trap:truncated", "trap:no_final_answer"):
+            assert not _ends_on(text, value), (kind, ref, text)
+        if kind == "trap:hedged":
+            stated = text.rsplit("items.", 1)[-1]  # what follows the reasoning
+            assert len(re.findall(r"-?\d+(?:\.\d+)?", stated)) >= 2, text  # two answers stated
+
+
+def test_decimal_format_keeps_every_digit():
+    sol = "Half of a quarter is 0.125.\n#### 0.125"
+    text = restyle(sol, "decimal")
+    assert text.endswith("The answer is 0.1250.") and verify.verify(text, "0.125", "lenient")
+
+
+def test_cots_that_miss_the_reference_are_not_positives(tmp_path):
+    wrong = SOL.replace("#### 1250", "#### 999")
+    write_jsonl(tmp_path / "svamp.jsonl", [{"question": Q, "answer": SOL, "cots": [wrong, SOL]}])
+    rows, stats = build(tmp_path, solutions=[str(tmp_path / "svamp.jsonl")], cots_per_problem=2, mode="suite")
+    assert stats["n_solutions"] == 1 and {r["sample"] for r in rows} == {0}
+
+
 def test_train_mode_is_balanced_and_suite_mode_has_every_category(tmp_path):
     source = "builtin:train:60"
     rows, stats = build(tmp_path, solutions=[source], seed=3)
@@ -142,6 +188,12 @@ def test_samples_hybrid_with_judge_and_cache(tmp_path):
         n_requests = len(srv.requests)
         again, _ = build(tmp_path, judge=f"openai:j@{srv.url}", **kw)
         assert len(srv.requests) == n_requests == 4  # the second run asked nothing: verdicts cached
+        cache = tmp_path / "rows.judge_cache.jsonl"
+        lines = cache.read_text().splitlines()
+        cache.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:10])  # a kill cut the last line mid-write
+        build(tmp_path, judge=f"openai:j@{srv.url}", **kw)
+        assert len(srv.requests) == 5  # only the cut row was asked again, and the file is readable after
+        assert len(cache.read_text().splitlines()) == 4
     got = {r["completion"]: (r["label"], r["label_source"]) for r in rows if r["answer_type"].startswith("sample")}
     # rule and judge agree -> kept; "\\boxed{9}" rule 0 vs judge yes -> dropped; lenient-only match confirmed
     assert got == {"So \\boxed{10}.": (1, "hybrid"), "12 - 2 gives 10": (1, "hybrid"), "I have no idea": (0, "hybrid")}
@@ -159,3 +211,14 @@ def test_samples_lenient_labels(tmp_path):
     )
     got = {r["completion"]: r["label"] for r in rows if r["answer_type"].startswith("sample")}
     assert got["12 - 2 gives 10"] == 1 and len(got) == 4 and stats["samples_dropped"] == {}
+
+
+def test_missing_verdicts_are_asked_again(tmp_path):
+    answers = iter(["maybe", "yes", "yes", "no", "yes"])  # the first reply has no verdict
+
+    with FakeOpenAI(lambda body, i: next(answers)) as srv:
+        kw = {"solutions": ["builtin:train:2"], "samples": [samples_file(tmp_path)], "categories": ["traps"]}
+        _, stats = build(tmp_path, judge=f"openai:j@{srv.url}", sample_labels="lenient", **kw)
+        assert stats["samples_dropped"]["judge_no_verdict"] == 1
+        _, stats2 = build(tmp_path, judge=f"openai:j@{srv.url}", sample_labels="lenient", **kw)
+        assert len(srv.requests) == 5 and "judge_no_verdict" not in stats2["samples_dropped"]

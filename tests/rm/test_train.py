@@ -118,6 +118,7 @@ def test_train_rm_bf16_autocast_resumes_after_sigkill(tmp_path):
     ckpts = tmp_path / "rm.checkpoints"
     run_cli_until_killed(args, ready=lambda: bool(list(ckpts.glob("checkpoint-*/trainer_state.json"))))
     assert list(ckpts.glob("checkpoint-*/trainer_state.json")), "no checkpoint before the deadline"
+    assert list(ckpts.glob("checkpoint-*/optimizer.pt")) and list(ckpts.glob("checkpoint-*/scheduler.pt"))
     assert not (out / "train_metrics.json").exists()  # it really was killed mid-run
 
     cfg = TrainRMConfig(
@@ -138,3 +139,49 @@ def test_train_rm_bf16_autocast_resumes_after_sigkill(tmp_path):
     assert not ckpts.exists()  # checkpoints removed once the RM is saved
     with pytest.raises(FileNotFoundError, match="no complete checkpoint"):
         run_train_rm(TrainRMConfig(**{**cfg.__dict__, "output_dir": str(tmp_path / "other")}))
+
+
+def test_fresh_head_trains_at_its_own_learning_rate(tmp_path):
+    """A backbone without a classification head gets a new one, trained at learning_rate x head_lr_multiplier
+    (AdamW steps are ~lr in size, so after 2 steps the head moved ~1000x more than the encoder)."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    from cooper_rl.cooper.reward_model import VerifyRM
+    from cooper_rl.models import load_tokenizer
+
+    tok = load_tokenizer("minilm-l6")
+    torch.manual_seed(0)
+    cfg = BertConfig(
+        vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64
+    )
+    BertModel(cfg).save_pretrained(tmp_path / "base")
+    tok.save_pretrained(tmp_path / "base")
+    from transformers import set_seed
+
+    set_seed(0)  # as run_train_rm does before building the RM: the same initial head
+    start = VerifyRM.from_pretrained(str(tmp_path / "base"), device="cpu")
+    assert sorted(start.new_parameters) == ["classifier.bias", "classifier.weight"]
+    data = _write_jsonl(tmp_path / "rm.jsonl", _synthetic_rows())
+    report = run_train_rm(
+        TrainRMConfig(
+            data=str(data),
+            backbone=str(tmp_path / "base"),
+            output_dir=str(tmp_path / "rm"),
+            max_length=64,
+            max_steps=2,
+            batch_size=8,
+            learning_rate=1e-6,
+            head_lr_multiplier=1000,
+            warmup_ratio=0.0,
+            val_fraction=0.0,
+            seed=0,
+        )
+    )
+    assert report["new_head_parameters"] == ["classifier.bias", "classifier.weight"]
+    end = VerifyRM.from_pretrained(str(tmp_path / "rm"), device="cpu")
+    assert end.new_parameters == []  # a trained RM has its head
+    before, after = dict(start.model.named_parameters()), dict(end.model.named_parameters())
+    moved = {n: (after[n] - before[n]).abs().max().item() for n in before}
+    encoder = max(v for n, v in moved.items() if not n.startswith("classifier"))
+    assert moved["classifier.weight"] > 100 * encoder

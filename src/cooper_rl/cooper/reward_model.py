@@ -140,6 +140,7 @@ class VerifyRM:
         self.scheduler = None
         self.max_grad_norm = 1.0
         self.autocast = False
+        self.new_parameters: list[str] = []  # names of weights initialised at load (a fresh classification head)
 
     @property
     def device(self) -> torch.device:
@@ -201,7 +202,9 @@ class VerifyRM:
             max_length = min(DEFAULT_MAX_LENGTH, tokenizer.model_max_length, positions)
         device = default_device() if device == "auto" else device
         backbone = meta.get("backbone", name_or_path)
-        return cls(model.to(device), tokenizer, int(max_length), backbone, meta)
+        rm = cls(model.to(device), tokenizer, int(max_length), backbone, meta)
+        rm.new_parameters = list(info.get("missing_keys") or [])  # a fresh head: train-rm gives it its own lr
+        return rm
 
     def save_pretrained(self, path: str | os.PathLike, metadata: dict | None = None) -> None:
         """Write safetensors weights, tokenizer and cooper_rm.json (template version, max_length, backbone,

@@ -424,16 +424,19 @@ def build_trainer(cfg: RLConfig):
         processing_class=tokenizer,
         callbacks=[RMCheckpointCallback(reward)] if cfg.reward == "cooper" else None,
     )
+    if cfg.bf16_autocast and not cfg.bf16:
+        trainer.add_callback(FP32Generation())
+    if cfg.rollout_bf16_weights:
+        if trainer.is_fsdp_enabled or trainer.is_deepspeed_enabled:  # sharded weights: the copy could not sync
+            raise ValueError("rollout_bf16_weights needs unsharded weights (one process or DDP), not FSDP/DeepSpeed")
+        bf16_rollout_copy(trainer)
+    elif cfg.rollout_autocast:
+        autocast_rollouts(trainer)
+    # after the rollout wrappers, so the profiler's "generation" includes the bf16 copy's weight sync
     trainer.add_callback(StepProfiler(trainer, reward, Path(cfg.output_dir) / "timing.jsonl"))
     if cfg.console == "compact":
         trainer.remove_callback(ProgressCallback)
         trainer.add_callback(CompactConsole())
-    if cfg.bf16_autocast and not cfg.bf16:
-        trainer.add_callback(FP32Generation())
-    if cfg.rollout_bf16_weights:
-        bf16_rollout_copy(trainer)
-    elif cfg.rollout_autocast:
-        autocast_rollouts(trainer)
     if cfg.eval_steps > 0:
         if int(os.environ.get("WORLD_SIZE", "1")) > 1:
             raise ValueError("eval_steps > 0 is single-process only; evaluate checkpoints with `cooper eval` instead")

@@ -43,13 +43,14 @@ import re
 import time
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
 from cooper_rl import verify
 from cooper_rl.cooper.negatives import corrupt_solution, wrong_values
 from cooper_rl.data import load_problems, read_records
 from cooper_rl.formats import ANSWER_STYLES, FORMAT_VARIANTS, format_number, parse_number, question_unit, restyle
-from cooper_rl.io import append_jsonl, atomic_write_json, iter_jsonl, write_jsonl
+from cooper_rl.io import append_jsonl, atomic_write_json, drop_cut_tail, iter_jsonl, write_jsonl
 
 FORMATS = tuple(f"fmt:{s}" for s in ANSWER_STYLES + FORMAT_VARIANTS)
 TRAPS = tuple(
@@ -162,6 +163,12 @@ def _body(solution: str) -> str:
     return re.sub(r"<<[^>]*>>", "", solution.rsplit("####", 1)[0]).rstrip()
 
 
+def _ends_on(text: str, ref) -> bool:
+    """Whether the last number in `text` equals `ref` (a text ending on the answer reads as a plain-style answer)."""
+    numbers = re.findall(r"-?\d[\d,]*(?:\.\d+)?", text)
+    return bool(numbers) and ref is not None and parse_number(numbers[-1].rstrip(".")) == ref
+
+
 def _wrong(reference: str, rng: random.Random) -> str | None:
     """One wrong answer near the reference."""
     cands = wrong_values(reference, rng, n=6)
@@ -193,10 +200,10 @@ def make_trap(
         if len(words) < 6:
             return None
         cut = " ".join(words[: max(2, int(len(words) * rng.uniform(0.2, 0.6)))])
-        return (cut, reference) if reference not in cut.split()[-3:] else None
+        return None if _ends_on(cut, ref) else (cut, reference)
     if kind == "trap:no_final_answer":
         lines = [x for x in body.split("\n") if x.strip()]
-        if len(lines) < 2:
+        if len(lines) < 2 or _ends_on("\n".join(lines[:-1]), ref):
             return None
         return "\n".join(lines[:-1]), reference
     if kind == "trap:wrong_reference":
@@ -206,7 +213,7 @@ def make_trap(
     if ref is None:
         return None  # the remaining traps change a numeric answer
     if kind == "trap:near_miss":
-        delta = rng.choice([1, -1]) if rng.random() < 0.5 else ref * rng.choice([0.1, -0.1])
+        delta = rng.choice([1, -1]) if rng.random() < 0.5 else ref * Fraction(rng.choice([1, -1]), 10)
         value = ref + delta
         if ref.denominator == 1:
             value = round(value)
@@ -214,6 +221,8 @@ def make_trap(
             value = ref + 1
         return _restyled(solution, format_number(value), style, rng, unit), reference
     if kind == "trap:wrong_unit":
+        if ref == 0:
+            return None  # 0 in any unit is still 0
         factor, name = rng.choice(_UNITS)
         return f"{body}\nThe answer is {format_number(ref * factor)} {name}.", reference
     if kind == "trap:hedged":
@@ -221,12 +230,13 @@ def make_trap(
         if wrong is None:
             return None
         a, b = (reference, wrong) if rng.random() < 0.5 else (wrong, reference)
+        lo, hi = sorted((ref, parse_number(wrong)))
         line = rng.choice(
             [
                 f"The answer is {a} or {b}.",
                 f"The answer is either {a} or {b}.",
                 f"The answer is $\\boxed{{{a}}}$ or $\\boxed{{{b}}}$.",
-                f"The answer is between {min(ref, parse_number(wrong) or ref)} and {max(ref, parse_number(wrong) or ref)}.",
+                f"The answer is between {format_number(lo)} and {format_number(hi)}.",
                 f"#### {a}\n#### {b}",
                 f"The answer is \\boxed{{{a}, {b}}}.",
             ]
@@ -240,8 +250,9 @@ def make_trap(
             return _restyled(solution, wrong, "boxed" if style.startswith("bare") else style, rng, unit), reference
         return f"{body}\nOne might think the answer is {reference}, but it is $\\boxed{{{wrong}}}$.", reference
     if kind == "trap:echo_in_boxed":
-        k = rng.randint(1, 9)
-        inner = rng.choice([f"{reference} + {k}", f"{reference} \\times {k + 1}", f"{reference}{rng.randint(0, 9)}"])
+        k = rng.randint(1, 9)  # never 0: "N + 0", "N0" of a decimal N, "0 x k" would equal the reference
+        forms = [f"{reference} + {k}", f"{reference}{k}"] + ([f"{reference} \\times {k + 1}"] if ref != 0 else [])
+        inner = rng.choice(forms)
         return f"{body}\nThe answer is $\\boxed{{{inner}}}$.", reference
     if kind == "trap:question_number":
         nums = [n for n in re.findall(r"\d+(?:\.\d+)?", question.replace(",", "")) if parse_number(n) != ref]
@@ -287,7 +298,8 @@ def worked_solutions(cfg: RMDataConfig, excluded: set[str]) -> tuple[list[dict],
                 n_excluded += 1
                 continue
             sols = cots.get(p.question, [])[: cfg.cots_per_problem] or ([p.solution] if p.solution else [])
-            sols = [s for s in sols if "####" in s]
+            # a worked solution is a positive only if its own final answer is the reference (some SVAMP cots are not)
+            sols = [s for s in sols if "####" in s and verify.verify(s, p.answer, "lenient", cfg.verify_timeout)]
             if sols:
                 out.append(
                     {
@@ -353,9 +365,9 @@ def constructed_rows(
     return rows, skipped
 
 
-def _key(row: dict) -> str:
-    """Cache key of a (question, reference, completion) row."""
-    text = json.dumps([row["question"], row["reference"], row["completion"]])
+def _key(row: dict, judge: str) -> str:
+    """Cache key of a (question, reference, completion) row judged by `judge`."""
+    text = json.dumps([judge, row["question"], row["reference"], row["completion"]])
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
@@ -364,17 +376,27 @@ def judge_cached(cfg: RMDataConfig, rows: list[dict], cache: Path) -> list[bool 
     from cooper_rl.llm import make_chat
     from cooper_rl.rm.label import LabelConfig, judge_rows
 
-    known = {r["key"]: r["verdict"] for _, r in iter_jsonl(cache, allow_cut_tail=True)} if cache.is_file() else {}
-    todo = [r for r in rows if _key(r) not in known]
+    if cache.is_file():
+        drop_cut_tail(cache)  # a kill mid-write leaves a cut last line: appending after it would corrupt the file
+    known = {r["key"]: r["verdict"] for _, r in iter_jsonl(cache)} if cache.is_file() else {}
+    todo = [r for r in rows if _key(r, cfg.judge) not in known]
     if todo:
         lcfg = LabelConfig(judge=cfg.judge, timeout=cfg.judge_timeout, max_retries=cfg.judge_max_retries)
-        chat = make_chat(cfg.judge, concurrency=cfg.judge_concurrency, timeout=cfg.judge_timeout)
+        chat = make_chat(
+            cfg.judge,
+            concurrency=cfg.judge_concurrency,
+            timeout=cfg.judge_timeout,
+            max_retries=cfg.judge_max_retries,
+        )
         for start in range(0, len(todo), lcfg.batch_size):
             batch = todo[start : start + lcfg.batch_size]
             verdicts, _, _ = judge_rows(chat, batch, lcfg)
-            append_jsonl(cache, [{"key": _key(r), "verdict": v} for r, v in zip(batch, verdicts)])
-            known.update({_key(r): v for r, v in zip(batch, verdicts)})
-    return [known.get(_key(r)) for r in rows]
+            # a missing verdict (timeout, unparseable) is not cached: a rerun asks again
+            append_jsonl(
+                cache, [{"key": _key(r, cfg.judge), "verdict": v} for r, v in zip(batch, verdicts) if v is not None]
+            )
+            known.update({_key(r, cfg.judge): v for r, v in zip(batch, verdicts)})
+    return [known.get(_key(r, cfg.judge)) for r in rows]
 
 
 def sample_rows(cfg: RMDataConfig, excluded: set[str]) -> tuple[list[dict], Counter]:

@@ -54,6 +54,15 @@ class TrainRMConfig:
     )
     learning_rate: float = field(default=2e-5, metadata={"help": "AdamW learning rate (paper: 2e-5)."})
     weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay."})
+    head_lr_multiplier: float = field(
+        default=20.0,
+        metadata={
+            "help": "Learning rate of a freshly initialised classification head = learning_rate x this. Encoder "
+            "backbones feed the head small pooled features (MiniLM: |tanh pooler| ~0.05), so at the backbone's "
+            "learning rate the logit stays near 0 and validation accuracy sits at the class prior for hundreds "
+            "of steps; 1 = one learning rate for all weights."
+        },
+    )
     warmup_ratio: float = field(
         default=0.1, metadata={"help": "Fraction of the steps with a linear learning-rate warm-up."}
     )
@@ -192,7 +201,7 @@ def run_train_rm(cfg: TrainRMConfig) -> dict:
         save_strategy=strategy,
         eval_steps=cfg.eval_steps,
         save_steps=cfg.eval_steps or 500,
-        save_only_model=True,
+        save_only_model=False,  # optimizer, scheduler and RNG states too: a resumed run continues exactly
         save_total_limit=2,
         load_best_model_at_end=has_val,
         metric_for_best_model="accuracy",
@@ -206,8 +215,23 @@ def run_train_rm(cfg: TrainRMConfig) -> dict:
         train_sampling_strategy="group_by_length",  # batches of similar length: little padding
         remove_unused_columns=False,
     )
+    head = set(rm.new_parameters)
+    groups: dict[tuple[bool, bool], dict] = {}
+    for n, p in rm.model.named_parameters():
+        no_decay = n.endswith("bias") or "norm" in n.lower()  # as the HF Trainer does: no decay on biases/norms
+        g = groups.setdefault(
+            (n in head, no_decay),
+            {
+                "params": [],
+                "weight_decay": 0.0 if no_decay else cfg.weight_decay,
+                "lr": cfg.learning_rate * (cfg.head_lr_multiplier if n in head else 1.0),
+            },
+        )
+        g["params"].append(p)
+    optimizer = torch.optim.AdamW(list(groups.values()), lr=cfg.learning_rate)
     trainer = _rm_trainer_class()(
         model=rm.model,
+        optimizers=(optimizer, None),  # the Trainer adds its warm-up/decay schedule to both groups
         args=args,
         train_dataset=train_ds,
         eval_dataset=val_ds if has_val else None,
@@ -227,6 +251,7 @@ def run_train_rm(cfg: TrainRMConfig) -> dict:
         "data_rows": len(rows),
         "data_sha256": file_digest(cfg.data),
         "resumed_from": resume,
+        "new_head_parameters": sorted(head),
         "backbone": cfg.backbone,
         "max_length": rm.max_length,
         "n_rows": len(rows),
