@@ -136,7 +136,15 @@ def main():
     write_result("cooper_overhead", result)
     tp = RESULTS / "throughput.json"
     if tp.is_file() and headline:
-        merged = {**json.loads(tp.read_text()), **headline, "cooper_overhead_source": "cooper_overhead.json"}
+        from common import machine
+
+        here = machine()
+        merged = {
+            **json.loads(tp.read_text()),
+            **headline,
+            "cooper_overhead_source": "cooper_overhead.json",
+            "cooper_overhead_machine": {k: here.get(k) for k in ("date", "cpu", "cpu_vector_flags", "bf16_native")},
+        }
         atomic_write_json(tp, merged)
 
 
