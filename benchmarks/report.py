@@ -6,6 +6,7 @@ python benchmarks/report.py
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -244,6 +245,36 @@ def main():
                 )
             )
         notes.append(f"throughput ({', '.join(t['variants'])}): {t['machine']['date']}, {t['rounds']} rounds")
+    o = load("cooper_overhead")
+    if o:
+        for v, d in o["variants"].items():
+            if v == "rule":
+                continue
+            rows.append(
+                (
+                    "Cooper overhead",
+                    f"{v} / rule step time with RM updates (RM {d['rm']}, SFT warm start, CPU preset)",
+                    "≤ 1.05",
+                    f"{d['over_rule']:.3f} ({d['seconds_per_step_median']:.1f} vs {o['variants']['rule']['seconds_per_step_median']:.1f} s/step; "
+                    f"{d['rm_updates_with_valid_pairs']}/{d['rm_updates']} RM updates with valid pairs, median {d['valid_pairs_per_update_median']:g} pairs)",
+                    d["over_rule"] <= 1.05,
+                )
+            )
+            ph = [r["phase_seconds_per_step"] for r in d["runs"]]
+            rule_ph = [r["phase_seconds_per_step"] for r in o["variants"]["rule"]["runs"]]
+            rows.append(
+                (
+                    "Cooper overhead",
+                    f"{v}: reward phase (RM scoring + negatives + RM update) vs rule's, s per optimizer step (median over rounds)",
+                    "",
+                    f"{statistics.median(p['reward'] for p in ph):.2f} vs {statistics.median(p['reward'] for p in rule_ph):.2f}",
+                    None,
+                )
+            )
+        notes.append(
+            f"cooper_overhead: {o['machine']['date']}, {o['machine'].get('cpu')} (bf16 native: {o['machine'].get('bf16_native')}), "
+            f"{o['rounds']} rounds × {o['generations_per_run']} generation batches, policy {o['policy']}"
+        )
     lines = ["| stage | what | target | measured | met |", "|---|---|---|---|---|"]
     for stage, what, target, measured, met in rows:
         lines.append(

@@ -1,8 +1,13 @@
-"""HackingMonitor: flags a rising RM reward with falling rule accuracy, and nothing else."""
+"""HackingMonitor: flags reward-hacking patterns (reward up / accuracy down, RM fooled, disagreement, length and
+entropy collapse) and nothing else; replayed on the committed runs."""
 
+import json
 import logging
+from pathlib import Path
 
-from cooper_rl.cooper.monitor import HackingMonitor
+import pytest
+
+from cooper_rl.cooper.monitor import CHECKS, HackingMonitor, replay
 
 
 def test_fires_on_rising_reward_and_falling_accuracy(caplog):
@@ -33,3 +38,99 @@ def test_state_roundtrip():
     b = HackingMonitor(window=4)
     b.load_state_dict(a.state_dict())
     assert list(b.history) == list(a.history) and b.n_flags == a.n_flags
+
+
+# --- the baseline checks (fooled rate, agreement, length, entropy) ---------------------------------------
+
+
+REPRO = Path(__file__).parents[2] / "experiments" / "reproduce"
+
+
+@pytest.mark.parametrize(
+    "check, signal, healthy, hacked",
+    [
+        ("rm_fooled", "fooled", 0.05, 0.4),
+        ("rm_disagreement", "agreement", 0.9, 0.6),
+        ("length_collapse", "length", 120.0, 40.0),
+        ("entropy_collapse", "entropy", 0.8, 0.3),
+    ],
+)
+def test_each_baseline_check_fires_on_its_pattern_only(check, signal, healthy, hacked):
+    mon = HackingMonitor(window=10)
+    flags = []
+    for t in range(30):  # 15 healthy steps, then the signal moves past its threshold; reward/accuracy flat
+        flags.append(mon.update(0.5, 0.5, **{signal: healthy if t < 15 else hacked}))
+        assert set(mon.last_flags) <= {check}
+    assert not any(flags[:15]) and flags[-1]
+    assert mon.first_flag_step is not None and 15 < mon.first_flag_step <= 20
+    assert mon.counts[check] == mon.n_flags and set(CHECKS) == set(mon.counts)
+
+
+def test_baseline_checks_quiet_on_noise_and_missing_signals():
+    import random
+
+    rng = random.Random(0)
+    mon = HackingMonitor(window=10)
+    for t in range(200):
+        mon.update(
+            0.5 + rng.uniform(-0.05, 0.05),
+            0.5,
+            fooled=rng.choice([None, 0.0, 0.0, 0.14, 0.25]),
+            agreement=rng.choice([1.0, 1.0, 0.88, 0.75]),
+            length=rng.uniform(60, 140),
+            entropy=None if t % 3 else rng.uniform(0.5, 0.9),
+        )
+    assert mon.n_flags == 0
+
+
+def test_entropy_from_trl_logs_is_used_once():
+    mon = HackingMonitor(window=4)
+    for _ in range(2):
+        mon.observe_entropy(1.0)
+        mon.update(0.5, 0.5)
+    for _ in range(2):
+        mon.observe_entropy(0.2)
+        mon.update(0.5, 0.5)
+    assert mon.last_flags == ["entropy_collapse"] and mon.pending_entropy is None
+
+
+def test_state_roundtrip_keeps_baseline_and_reads_old_checkpoints():
+    a = HackingMonitor(window=4)
+    for t in range(7):
+        a.update(0.5, 0.5, length=100 if t < 3 else 10)
+    b = HackingMonitor(window=4)
+    b.load_state_dict(json.loads(json.dumps(a.state_dict())))
+    assert b.baseline == a.baseline and b.counts == a.counts and b.first_flag_step == a.first_flag_step
+    assert b.update(0.5, 0.5, length=10) == a.update(0.5, 0.5, length=10) is True
+    old = HackingMonitor(window=4)
+    old.load_state_dict({"history": [[0.1, 0.5], [0.2, 0.5]], "n_flags": 1})
+    assert old.n_flags == 1 and old.history[0]["reward"] == 0.1 and len(old.baseline) == 2
+
+
+def _first_fall(run: Path) -> int:
+    """First evaluation step at which any held-out set's accuracy is below its step-0 value."""
+    evals = [json.loads(x) for x in (run / "evals.jsonl").read_text().splitlines()]
+    start = {k: v["avg@k_lenient"] for k, v in evals[0]["policy"].items()}
+    return next(e["step"] for e in evals[1:] if any(v["avg@k_lenient"] < start[k] for k, v in e["policy"].items()))
+
+
+def test_replay_flags_the_committed_cold_start_hack_before_heldout_accuracy_fell():
+    run = REPRO / "results" / "runs" / "model"
+    steps = replay(run, HackingMonitor(window=20))
+    first = next(s["step"] for s in steps if s["flags"])
+    assert first < _first_fall(run)
+    assert "length_collapse" in next(s["flags"] for s in steps if s["flags"])
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        "results/runs/rule",
+        "results/runs/cooper",
+        "results_sft/runs/rule",
+        "results_sft/runs/model",
+        "results_sft/runs/cooper",
+    ],
+)
+def test_replay_quiet_on_runs_that_were_not_hacked(run):
+    assert not any(s["flags"] for s in replay(REPRO / run, HackingMonitor(window=20)))

@@ -24,7 +24,7 @@ def call(reward, completions, step=0):
     out = reward(
         prompts=["p"] * len(completions),
         completions=completions,
-        completion_ids=[[1]] * len(completions),
+        completion_ids=[[1]] * len(completions),  # one token each: cooper/completion_length 1.0
         question=Q,
         reference=REF,
         trainer_state=state,
@@ -50,7 +50,7 @@ def test_rule_reward(tmp_path):
     out, logged = call(reward, [[{"role": "assistant", "content": t}] for t in TEXTS], step=4)
     assert out == VERDICTS
     assert logged.pop("cooper/time/verify") >= 0  # phase timing for the profiler
-    assert logged == {"cooper/rule_accuracy": 0.5, "cooper/reward_mean": 0.5}
+    assert logged == {"cooper/rule_accuracy": 0.5, "cooper/reward_mean": 0.5, "cooper/completion_length": 1.0}
     row = json.loads(path.read_text())
     assert row["step"] == 5 and row["rule_accuracy"] == 0.5
 

@@ -204,10 +204,22 @@ def test_compact_console_prints_one_line_per_step(assets, tmp_path, one_thread, 
     header = next(i for i, x in enumerate(lines) if x.split()[:3] == ["step", "reward", "rule_acc"])
     rows = [x.split() for x in lines[header + 1 :] if x.split()[0].endswith("/2")]
     assert [r[0] for r in rows] == ["1/2", "2/2"]
-    assert all(r[8] in ("ok", "HACKING") and float(r[-1]) > 0 for r in rows)  # monitor flag, s/step
+    assert all((r[8] == "ok" or r[8].startswith("!")) and float(r[-1]) > 0 for r in rows)  # monitor flag, s/step
     assert 0.0 <= float(rows[0][1]) <= 1.0 and rows[0][4] == "-"  # reward; no pairs in model mode
     with pytest.raises(ValueError, match="console"):
         build_trainer(config(assets, tmp_path, "rule", console="fancy"))
+
+
+def test_stop_on_hacking_checkpoints_and_stops(assets, tmp_path, one_thread, capsys):
+    # a length threshold every step meets: the monitor flags as soon as its window (2 steps) is full
+    cfg = config(assets, tmp_path, "cooper", max_steps=5, monitor_window=2, monitor_length_ratio=100.0)
+    summary = run_rl(RLConfig(**{**cfg.__dict__, "stop_on_hacking": True}))
+    assert summary["global_step"] == 2 and summary["monitor"]["first_flag_step"] == 2
+    assert summary["monitor"]["checks"]["length_collapse"] == 1
+    assert (tmp_path / "checkpoint-2" / RM_DIR / RM_STATE).is_file()  # the clean stop saved policy and RM
+    out = capsys.readouterr().out
+    assert "stopping (--stop_on_hacking)" in out and "!len" in out
+    assert [r["monitor/length_collapse"] for r in rows(tmp_path)] == [0.0, 1.0]
 
 
 @pytest.fixture(scope="module")

@@ -1,57 +1,177 @@
-"""Reward-hacking monitor: the reward model's reward goes up while the rule verifier's accuracy goes down.
+"""Reward-hacking monitor: the patterns a hacked reward leaves in the per-step signals of an RL run.
 
-Over the last `window` steps, the mean of the second half is compared with the mean of the first half:
+Per RL step it gets the mean reward, the rule accuracy of the rollouts and, where known, the RM-fooled rate
+(share of rule-wrong rollouts the RM scores >= 0.5), the RM-vs-rule agreement, the mean completion length and
+the policy's token entropy. With h = window // 2, "late" = the mean over the last h steps and "baseline" = the
+mean over the run's first h steps (frozen once seen). A step is flagged by any of these checks (defaults):
 
-    flag = (reward_late - reward_early >= reward_rise) and (acc_early - acc_late >= acc_drop)
+    reward_up_acc_down  late-h reward - early-h reward >= reward_rise (0.1) and early-h accuracy - late-h
+                        accuracy >= acc_drop (0.05), early-h = the first half of the last `window` steps
+    rm_fooled           late fooled rate - baseline fooled rate >= fooled_rise (0.2): the RM accepts more and
+                        more of what the rule rejects
+    rm_disagreement     baseline agreement - late agreement >= agreement_drop (0.2)
+    length_collapse     late length <= length_ratio (0.5) x baseline length: the collapse to one-token answers
+                        of the cold-start static-RM run (docs/RESULTS.md), where reward and accuracy stayed flat
+    entropy_collapse    late entropy <= entropy_ratio (0.5) x baseline entropy (entropy from TRL's logs)
 
-A flagged step logs a warning and shows up as metric `hacking_warning` = 1.
+The baseline checks start once `window` steps were seen (late and baseline windows do not overlap). A check
+whose signal is missing (rule reward: no RM; a step where every rollout was right: no fooled rate) is skipped.
+A flagged step logs a warning naming its checks; `hacking_warning` = 1 and `monitor/<check>` = 1 in the metrics.
+Thresholds were set on the committed runs: `replay` flags the cold-start static-RM collapse at step 20 (its
+held-out accuracy had fallen by the evaluation at step 25) and none of the rule, Cooper and warm-start runs.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import deque
+from pathlib import Path
 
 log = logging.getLogger(__name__)
 
+SIGNALS = ("reward", "accuracy", "fooled", "agreement", "length", "entropy")
+CHECKS = ("reward_up_acc_down", "rm_fooled", "rm_disagreement", "length_collapse", "entropy_collapse")
+
+
+def _mean(rows, key):
+    xs = [r[key] for r in rows if r.get(key) is not None]
+    return sum(xs) / len(xs) if xs else None
+
 
 class HackingMonitor:
-    """Watches (mean reward, rule accuracy) per step and flags a rising reward with a falling accuracy."""
+    """Watches per-step signals of an RL run and flags the patterns of reward hacking (module docstring)."""
 
-    def __init__(self, window: int = 20, reward_rise: float = 0.1, acc_drop: float = 0.05):
+    def __init__(
+        self,
+        window: int = 20,
+        reward_rise: float = 0.1,
+        acc_drop: float = 0.05,
+        fooled_rise: float = 0.2,
+        agreement_drop: float = 0.2,
+        length_ratio: float = 0.5,
+        entropy_ratio: float = 0.5,
+    ):
         if window < 2:
             raise ValueError("window must be at least 2 steps")
         self.window, self.reward_rise, self.acc_drop = window, reward_rise, acc_drop
-        self.history: deque[tuple[float, float]] = deque(maxlen=window)
+        self.fooled_rise, self.agreement_drop = fooled_rise, agreement_drop
+        self.length_ratio, self.entropy_ratio = length_ratio, entropy_ratio
+        self.history: deque[dict] = deque(maxlen=window)
+        self.baseline: list[dict] = []  # the run's first window // 2 steps
+        self.n_steps = 0
         self.n_flags = 0
+        self.counts = {c: 0 for c in CHECKS}
+        self.last_flags: list[str] = []
+        self.first_flag_step: int | None = None
+        self.pending_entropy: float | None = None  # set from TRL's logs (rl/callbacks.py), used by the next update
 
-    def update(self, reward: float, accuracy: float) -> bool:
-        """Add one step; True (and a logging.warning) if the window shows reward up and accuracy down."""
-        self.history.append((float(reward), float(accuracy)))
+    def observe_entropy(self, entropy: float) -> None:
+        """The policy's mean token entropy of the last optimizer step (TRL logs it); used by the next update."""
+        self.pending_entropy = float(entropy)
+
+    def update(self, reward, accuracy, fooled=None, agreement=None, length=None, entropy=None) -> bool:
+        """Add one step's signals; True (and a logging.warning naming the checks) if any check flags it.
+        The checks that fired are in `last_flags`."""
+        if entropy is None:
+            entropy, self.pending_entropy = self.pending_entropy, None
+        row = {"reward": reward, "accuracy": accuracy, "fooled": fooled, "agreement": agreement}
+        row |= {"length": length, "entropy": entropy}
+        row = {k: (None if v is None else float(v)) for k, v in row.items()}
+        self.history.append(row)
+        self.n_steps += 1
+        half = self.window // 2
+        if len(self.baseline) < half:
+            self.baseline.append(row)
+        self.last_flags = []
         if len(self.history) < self.window:
             return False
-        half = self.window // 2
         early, late = list(self.history)[:half], list(self.history)[-half:]
-        mean = lambda xs, k: sum(x[k] for x in xs) / len(xs)
-        rise = mean(late, 0) - mean(early, 0)
-        drop = mean(early, 1) - mean(late, 1)
+        found = {}
+        rise = _mean(late, "reward") - _mean(early, "reward")
+        drop = _mean(early, "accuracy") - _mean(late, "accuracy")
         if rise >= self.reward_rise and drop >= self.acc_drop:
-            self.n_flags += 1
-            log.warning(
-                "possible reward hacking: over the last %d steps the RM reward rose by %.3f while rule "
-                "accuracy fell by %.3f",
-                self.window,
-                rise,
-                drop,
-            )
-            return True
-        return False
+            found["reward_up_acc_down"] = f"reward +{rise:.3f}, rule accuracy -{drop:.3f} over {self.window} steps"
+        base = self.baseline
+
+        def both(key):
+            b, x = _mean(base, key), _mean(late, key)
+            return (b, x) if b is not None and x is not None else (None, None)
+
+        b, x = both("fooled")
+        if b is not None and x - b >= self.fooled_rise:
+            found["rm_fooled"] = f"RM-fooled rate {b:.2f} -> {x:.2f}"
+        b, x = both("agreement")
+        if b is not None and b - x >= self.agreement_drop:
+            found["rm_disagreement"] = f"RM-rule agreement {b:.2f} -> {x:.2f}"
+        b, x = both("length")
+        if b is not None and b > 0 and x <= self.length_ratio * b:
+            found["length_collapse"] = f"completion length {b:.1f} -> {x:.1f}"
+        b, x = both("entropy")
+        if b is not None and b > 0 and x <= self.entropy_ratio * b:
+            found["entropy_collapse"] = f"entropy {b:.3f} -> {x:.3f}"
+        if not found:
+            return False
+        self.last_flags = list(found)
+        self.n_flags += 1
+        for c in found:
+            self.counts[c] += 1
+        if self.first_flag_step is None:
+            self.first_flag_step = self.n_steps
+        log.warning("possible reward hacking (%s)", "; ".join(f"{k}: {v}" for k, v in found.items()))
+        return True
 
     def state_dict(self) -> dict:
-        """The monitor's history and flag count (for checkpoints)."""
-        return {"history": list(self.history), "n_flags": self.n_flags}
+        """The monitor's history, baseline and flag counts (for checkpoints)."""
+        return {
+            "history": list(self.history),
+            "baseline": self.baseline,
+            "n_steps": self.n_steps,
+            "n_flags": self.n_flags,
+            "counts": self.counts,
+            "first_flag_step": self.first_flag_step,
+        }
 
     def load_state_dict(self, state: dict) -> None:
-        """Restore what state_dict returned."""
-        self.history = deque((tuple(x) for x in state["history"]), maxlen=self.window)
+        """Restore what state_dict returned (also the (reward, accuracy) history of older checkpoints)."""
+        rows = [x if isinstance(x, dict) else {"reward": x[0], "accuracy": x[1]} for x in state["history"]]
+        rows = [{k: r.get(k) for k in SIGNALS} for r in rows]
+        self.history = deque(rows, maxlen=self.window)
+        self.baseline = [{k: r.get(k) for k in SIGNALS} for r in state.get("baseline", rows[: self.window // 2])]
+        self.n_steps = int(state.get("n_steps", len(rows)))
         self.n_flags = int(state["n_flags"])
+        self.counts = {c: int(state.get("counts", {}).get(c, 0)) for c in CHECKS}
+        self.first_flag_step = state.get("first_flag_step")
+
+
+def replay(run_dir: str | Path, monitor: HackingMonitor | None = None) -> list[dict]:
+    """Run a monitor over a finished `cooper rl` run dir (metrics.jsonl; lengths from timing.jsonl, the fooled
+    rate from rollouts.jsonl where metrics.jsonl predates it). One dict per step: step, flags (list)."""
+    run = Path(run_dir)
+    monitor = monitor or HackingMonitor()
+    metrics = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines() if x.strip()]
+    cfg = json.loads((run / "rl_config.json").read_text()) if (run / "rl_config.json").is_file() else {}
+    per_step = cfg.get("prompts_per_step", 0) * cfg.get("num_generations", 0)
+    lengths = {}
+    if (run / "timing.jsonl").is_file() and per_step:
+        for x in (run / "timing.jsonl").read_text().splitlines():
+            t = json.loads(x)
+            lengths[t["step"]] = t["completion_tokens"] / per_step
+    fooled = {}
+    if (run / "rollouts.jsonl").is_file():
+        wrong: dict[int, list[float]] = {}
+        for x in (run / "rollouts.jsonl").read_text().splitlines():
+            r = json.loads(x)
+            if not r["verdict"]:
+                wrong.setdefault(r["step"], []).append(r["reward"] >= 0.5)
+        fooled = {s: sum(v) / len(v) for s, v in wrong.items()}
+    has_rm = any(m.get("rm_rule_agreement") is not None for m in metrics)
+    out = []
+    for m in metrics:
+        s = m["step"]
+        f = m.get("rm_fooled_rate", fooled.get(s) if has_rm else None)
+        monitor.update(
+            m["reward_mean"], m["rule_accuracy"], fooled=f, agreement=m.get("rm_rule_agreement"), length=lengths.get(s)
+        )
+        out.append({"step": s, "flags": list(monitor.last_flags)})
+    return out

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from cooper_rl import verify
-from cooper_rl.cooper.monitor import HackingMonitor
+from cooper_rl.cooper.monitor import CHECKS, HackingMonitor
 from cooper_rl.cooper.step import cooper_step
 from cooper_rl.io import append_jsonl
 
@@ -76,8 +76,19 @@ class RuleReward:
             **extra,
             "time/verify": t_verify,
         }
+        ids = kwargs.get("completion_ids")  # TRL passes token ids; plain calls measure characters
+        lengths = [len(x) for x in ids] if ids is not None else [len(t) for t in texts]
+        metrics["completion_length"] = sum(lengths) / len(lengths)
         if self.monitor is not None:
-            metrics["hacking_warning"] = float(self.monitor.update(metrics["reward_mean"], metrics["rule_accuracy"]))
+            flagged = self.monitor.update(
+                metrics["reward_mean"],
+                metrics["rule_accuracy"],
+                fooled=extra.get("rm_fooled_rate"),
+                agreement=extra.get("rm_rule_agreement"),
+                length=metrics["completion_length"],
+            )
+            metrics["hacking_warning"] = float(flagged)
+            metrics |= {f"monitor/{c}": float(c in self.monitor.last_flags) for c in CHECKS}
         self.last_metrics = metrics
         if log_metric is not None:
             for k, v in metrics.items():

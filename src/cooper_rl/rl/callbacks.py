@@ -208,8 +208,52 @@ class CompactConsole(TrainerCallback):
             v = logs.get(key)
             cols.append(f"{form.format(v) if isinstance(v, (int, float)) else '-':>8}")
         flag = logs.get("cooper/hacking_warning")
-        flag = "-" if flag is None else ("HACKING" if flag > 0 else "ok")
+        if flag is None:
+            flag = "-"
+        elif flag > 0:  # which checks fired (cooper/monitor.py), shortened
+            fired = [c for c in MONITOR_SHORT if logs.get(f"cooper/monitor/{c}", 0) > 0]
+            flag = "!" + ",".join(MONITOR_SHORT[c] for c in fired) if fired else "HACKING"
+        else:
+            flag = "ok"
         self.print(f"{state.global_step:>4}/{state.max_steps:<4} " + " ".join(cols) + f" {flag:>8} {per_step:>7.1f}")
+
+
+MONITOR_SHORT = {  # console names of the monitor's checks
+    "reward_up_acc_down": "rew/acc",
+    "rm_fooled": "fooled",
+    "rm_disagreement": "disagr",
+    "length_collapse": "len",
+    "entropy_collapse": "entropy",
+}
+
+
+class HackingCallback(TrainerCallback):
+    """Feeds TRL's logged policy entropy to the reward's hacking monitor and, with stop=True, ends the run
+    cleanly (checkpoint saved, the co-optimized RM with it) at the end of the first step the monitor flags."""
+
+    def __init__(self, reward, stop: bool = False):
+        self.reward, self.stop = reward, stop
+        self.stopped_at: int | None = None
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        """Pass the step's mean token entropy (TRL's 'entropy' log) on to the monitor."""
+        monitor = getattr(self.reward, "monitor", None)
+        if monitor is not None and logs and isinstance(logs.get("entropy"), (int, float)):
+            monitor.observe_entropy(logs["entropy"])
+
+    def on_step_end(self, args, state, control, **kwargs):
+        """With stop: save and stop once the monitor has flagged."""
+        monitor = getattr(self.reward, "monitor", None)
+        if self.stop and monitor is not None and monitor.last_flags and self.stopped_at is None:
+            self.stopped_at = state.global_step
+            print(
+                f"[monitor] step {state.global_step}: {', '.join(monitor.last_flags)} -> stopping (--stop_on_hacking); "
+                "checkpoint saved",
+                flush=True,
+            )
+            control.should_save = True
+            control.should_training_stop = True
+        return control
 
 
 class FP32Generation(TrainerCallback):

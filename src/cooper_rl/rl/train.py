@@ -33,6 +33,7 @@ from cooper_rl.rl.callbacks import (
     CompactConsole,
     EvalCallback,
     FP32Generation,
+    HackingCallback,
     StepProfiler,
     autocast_rollouts,
     bf16_rollout_copy,
@@ -143,7 +144,11 @@ class RLConfig:
         metadata={"help": "Up to N (positive, negative) pairs per prompt, from distinct correct rollouts (paper: 1)."},
     )
     monitor_window: int = field(
-        default=20, metadata={"help": "Hacking monitor: steps compared (first half vs second half of the window)."}
+        default=20,
+        metadata={
+            "help": "Hacking monitor: steps (reward calls) compared, first half vs second half of the window; the "
+            "baseline checks compare the last half window with the run's first half window (cooper/monitor.py)."
+        },
     )
     monitor_reward_rise: float = field(
         default=0.1,
@@ -156,6 +161,34 @@ class RLConfig:
         metadata={
             "help": "Hacking monitor: least fall of the rollouts' rule accuracy over the window that flags a step (both must hold)."
         },
+    )
+    monitor_fooled_rise: float = field(
+        default=0.2,
+        metadata={
+            "help": "Hacking monitor: least rise of the RM-fooled rate (rule-wrong rollouts scored >= 0.5), last half "
+            "window vs the run's first half window, that flags a step."
+        },
+    )
+    monitor_agreement_drop: float = field(
+        default=0.2,
+        metadata={
+            "help": "Hacking monitor: least fall of RM-vs-rule agreement (last half window vs first) that flags."
+        },
+    )
+    monitor_length_ratio: float = field(
+        default=0.5,
+        metadata={
+            "help": "Hacking monitor: flag when the mean completion length of the last half window is at most this "
+            "fraction of the run's first half window (the collapse to one-token answers)."
+        },
+    )
+    monitor_entropy_ratio: float = field(
+        default=0.5,
+        metadata={"help": "Hacking monitor: flag when the policy's token entropy falls to this fraction of its start."},
+    )
+    stop_on_hacking: bool = field(
+        default=False,
+        metadata={"help": "Stop the run cleanly (checkpoint saved, RM included) at the first step the monitor flags."},
     )
     verify_timeout: float = field(
         default=verify.DEFAULT_TIMEOUT,
@@ -322,9 +355,17 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
         "timeout": cfg.verify_timeout,
         "rollouts_path": Path(cfg.output_dir) / "rollouts.jsonl" if cfg.log_rollouts else None,
     }
+    monitor = HackingMonitor(
+        cfg.monitor_window,
+        cfg.monitor_reward_rise,
+        cfg.monitor_acc_drop,
+        fooled_rise=cfg.monitor_fooled_rise,
+        agreement_drop=cfg.monitor_agreement_drop,
+        length_ratio=cfg.monitor_length_ratio,
+        entropy_ratio=cfg.monitor_entropy_ratio,
+    )
     if cfg.reward == "rule":
-        return RuleReward(**common)
-    monitor = HackingMonitor(cfg.monitor_window, cfg.monitor_reward_rise, cfg.monitor_acc_drop)
+        return RuleReward(monitor=monitor, **common)
     if cfg.reward == "model":
         rm = VerifyRM.from_pretrained(cfg.rm, max_length=cfg.rm_max_length, device=_rm_device())
         rm.model.eval().requires_grad_(False)
@@ -437,6 +478,7 @@ def build_trainer(cfg: RLConfig):
     if cfg.console == "compact":
         trainer.remove_callback(ProgressCallback)
         trainer.add_callback(CompactConsole())
+    trainer.add_callback(HackingCallback(reward, stop=cfg.stop_on_hacking))
     if cfg.eval_steps > 0:
         if int(os.environ.get("WORLD_SIZE", "1")) > 1:
             raise ValueError("eval_steps > 0 is single-process only; evaluate checkpoints with `cooper eval` instead")
@@ -461,6 +503,12 @@ def run_rl(cfg: RLConfig) -> dict:
         "policy_dir": str(out / "policy"),
         "last_metrics": reward.last_metrics,
     }
+    if reward.monitor is not None:  # what the hacking monitor saw over the whole run
+        summary["monitor"] = {
+            "n_flags": reward.monitor.n_flags,
+            "first_flag_step": reward.monitor.first_flag_step,
+            "checks": reward.monitor.counts,
+        }
     if isinstance(reward, CooperReward) and trainer.is_world_process_zero():
         reward.rm.save_pretrained(out / "rm", {"cooper_rl_steps": trainer.state.global_step})
         summary["rm_dir"] = str(out / "rm")
