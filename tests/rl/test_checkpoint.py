@@ -1,6 +1,12 @@
-import pytest
+from types import SimpleNamespace
 
-from cooper_rl.rl.checkpoint import RM_DIR, RM_STATE, resolve_checkpoint, trim_logs
+import pytest
+import torch
+
+from cooper_rl.cooper.monitor import HackingMonitor
+from cooper_rl.cooper.negatives import make_negative_generator
+from cooper_rl.rl.checkpoint import RM_DIR, RM_STATE, load_rm_state, resolve_checkpoint, save_rm_state, trim_logs
+from tiny import tiny_rm
 
 
 def test_resolve_checkpoint_skips_incomplete_and_names_the_problem(tmp_path):
@@ -26,3 +32,31 @@ def test_trim_logs_drops_later_steps_and_cut_lines(tmp_path):
     trim_logs(tmp_path, 2)
     assert (tmp_path / "metrics.jsonl").read_text() == '{"step": 1}\n{"step": 2}\n'
     assert (tmp_path / "evals.jsonl").read_text() == '{"step": 0}\n'
+
+
+def test_rm_state_keeps_every_negative_generators_rng_and_the_monitor(tmp_path):
+    rm = tiny_rm(tmp_path / "rm")
+    rm.configure_optimizer(lr=1e-3)
+
+    def reward():
+        mix = make_negative_generator("corrupt,mined,masterkey", seed=3)
+        return SimpleNamespace(rm=rm, negatives=mix, monitor=HackingMonitor(window=4))
+
+    a = reward()
+    for gen in (a.negatives.members[0], a.negatives.members[2]):
+        gen.rng.random()  # advance the RNGs past their seeds
+    a.monitor.update(0.5, 0.5, length=10)
+    save_rm_state(a, tmp_path / "ckpt")
+    b = reward()
+    load_rm_state(b, tmp_path / "ckpt")
+    assert b.negatives.members[0].rng.getstate() == a.negatives.members[0].rng.getstate()
+    assert b.negatives.members[2].rng.getstate() == a.negatives.members[2].rng.getstate()
+    assert b.monitor.state_dict() == a.monitor.state_dict()
+    # a checkpoint of an older version: one RNG state (of a CorruptNegatives), not a list
+    path = tmp_path / "ckpt" / RM_DIR / RM_STATE
+    state = torch.load(path, weights_only=False)
+    state["negatives_rng"] = state["negatives_rng"][0]
+    torch.save(state, path)
+    c = reward()
+    load_rm_state(c, tmp_path / "ckpt")
+    assert c.negatives.members[0].rng.getstate() == a.negatives.members[0].rng.getstate()

@@ -264,7 +264,7 @@ def test_checkpoint_holds_the_rm_and_resume_restores_it(cooper_run, one_thread):
     state = torch.load(last / RM_STATE, weights_only=False)
     assert _state_equal(state["optimizer"], reward.rm.optimizer.state_dict())
     assert _state_equal(state["scheduler"], reward.rm.scheduler.state_dict())
-    assert state["negatives_rng"] == reward.negatives.rng.getstate()
+    assert state["negatives_rng"] == [reward.negatives.rng.getstate()]
     assert not list(out.glob("checkpoint-*/.cooper_rm.tmp-*"))  # no temp dirs left behind
 
     first = out / "checkpoint-1" / RM_DIR

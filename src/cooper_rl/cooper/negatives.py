@@ -1,10 +1,19 @@
 """Negatives: plausible but wrong solutions made from correct ones, and the generators Cooper's step calls.
 
-Generators (``make_negative_generator``), each ``gen(questions, references, positives) -> (negatives, reasons)``:
+Generators (``make_negative_generator``), each ``gen(questions, references, positives[, groups=]) ->
+(negatives, reasons)``, one negative (or None and the reason) per positive (any callable of that shape works):
 
-    corrupt  offline rule-based rewrite (``corrupt_solution``)
-    api      an assistant LLM behind an OpenAI-compatible endpoint (``llm.make_chat("openai:...")``)
-    local    the same with a local Hugging Face model (``llm.make_chat("hf:...")``)
+    corrupt    offline rule-based rewrite (``corrupt_solution``)  -- the paper's kind, offline
+    api        an assistant LLM behind an OpenAI-compatible endpoint (``llm.make_chat("openai:...")``) -- the paper's
+    local      the same with a local Hugging Face model (``llm.make_chat("hf:...")``)
+    mined      the policy's own rollout of the same prompt that the rule verifier confidently rejects and that the
+               RM scores highest now: the exploit the policy is finding (beyond the paper; needs ``groups``)
+    truncate   the positive cut before its final answer (``truncate_solution``)
+    masterkey  a "master key" reply that fools LLM judges (arXiv 2507.08794): ":", "Solution", "Let's solve ..."
+
+Kinds compose: ``make_negative_generator("corrupt,mined")`` gives a ``NegativeMix`` that makes one negative of
+each kind per positive (so one pair per positive and kind); its reasons are prefixed by the kind.
+No negative is ever rule-correct against the reference (strict and lenient), whatever its kind.
 
 ``corrupt_solution`` is the offline, rule-based generator: it changes the final answer of a correct
 solution and, consistently, the intermediate result it comes from (every occurrence of that number
@@ -15,6 +24,7 @@ from the positive's text).
 
 from __future__ import annotations
 
+import inspect
 import logging
 import random
 import re
@@ -46,6 +56,13 @@ def wrong_values(reference: str, rng: random.Random, n: int = 6) -> list[str]:
     return out[:n]
 
 
+def _final_result_line(lines: list[str], target: str) -> int | None:
+    """Index of the first line where `target` appears as a computed result (after '=' or '>>'), else None."""
+    return next(
+        (i for i, line in enumerate(lines) if re.search(r"(=|>>)\s*\$?" + re.escape(target) + r"(?![\d])", line)), None
+    )
+
+
 def corrupt_solution(solution: str, reference: str, rng: random.Random | None = None) -> str | None:
     """A wrong version of a correct solution: its final result replaced consistently; None if impossible."""
     rng = rng or random.Random(0)
@@ -61,9 +78,7 @@ def corrupt_solution(solution: str, reference: str, rng: random.Random | None = 
     lines = solution.split("\n")
     pattern = re.compile(r"(?<![\d.,])" + re.escape(target) + r"(?![\d])")
     # first line where the final number appears as a computed result (after '=' or '>>'), else its last line
-    start = next(
-        (i for i, line in enumerate(lines) if re.search(r"(=|>>)\s*\$?" + re.escape(target) + r"(?![\d])", line)), None
-    )
+    start = _final_result_line(lines, target)
     if start is None:
         start = (
             max(i for i, line in enumerate(lines) if pattern.search(line))
@@ -110,7 +125,7 @@ class CorruptNegatives:
         self.rng = random.Random(seed)
         self.mode = mode
 
-    def __call__(self, questions, references, positives) -> tuple[list[str | None], list[str | None]]:
+    def __call__(self, questions, references, positives, groups=None) -> tuple[list[str | None], list[str | None]]:
         """(negatives, reasons): negatives[i] is None where reasons[i] says why none was made."""
         negs, reasons = [], []
         for ref, pos in zip(references, positives):
@@ -138,7 +153,7 @@ class ChatNegatives:
         self.max_tokens = max_tokens
         self.mode = mode
 
-    def __call__(self, questions, references, positives) -> tuple[list[str | None], list[str | None]]:
+    def __call__(self, questions, references, positives, groups=None) -> tuple[list[str | None], list[str | None]]:
         """(negatives, reasons) as CorruptNegatives; failed requests give the chat backend's failure reason."""
         messages = [
             [{"role": "user", "content": NEGATIVE_PROMPT.format(question=q, solution=p)}]
@@ -162,6 +177,141 @@ class ChatNegatives:
         return negs, reasons
 
 
+def truncate_solution(solution: str, reference: str) -> str | None:
+    """The solution cut before its final answer: right after the '=' (or '>>') where the reference's value is first
+    computed, else before the line holding the final answer; None if nothing would be left or the cut text is
+    still rule-correct (e.g. its last number is the reference)."""
+    answer = verify.extract_answer(solution, "lenient")
+    ref = _parse_int_like(reference)
+    forms = {reference.strip()}
+    if ref is not None and ref.denominator == 1:
+        forms |= {str(int(ref)), f"{int(ref):,}"}
+    pattern = r"(=|>>)\s*\$?(?:" + "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True)) + r")(?![\d])"
+    hit = re.search(pattern, solution)
+    if hit is not None:
+        text = solution[: hit.start(1) + len(hit.group(1))]
+        if text.rfind("<<") > text.rfind(">>"):  # inside a GSM8K calculator annotation: cut before it
+            text = text[: text.rfind("<<")]
+    else:  # the line holding the final answer: the last one that contains it
+        lines = solution.rstrip().split("\n")
+        start = next((i for i in range(len(lines) - 1, -1, -1) if answer and answer in lines[i]), len(lines) - 1)
+        text = "\n".join(lines[:start])
+    text = text.rstrip()
+    if not text.strip() or check_no_answer(text, reference) is not None:
+        return None
+    return text
+
+
+MASTER_KEYS = (  # replies that make LLM judges say "correct" 80-90 % of the time (arXiv 2507.08794, Table 1)
+    ":",
+    ".",
+    "Solution",
+    "Thought process:",
+    "Let's solve this problem step by step.",
+    "Let's solve this step by step.",
+)
+
+
+def check_no_answer(text: str | None, reference: str) -> str | None:
+    """None if `text` is an acceptable answer-less negative (not empty, not rule-correct even leniently)."""
+    if not isinstance(text, str) or not text.strip():
+        return "empty"
+    if verify.verify(text, reference, "strict") or verify.verify(text, reference, "lenient"):
+        return "still_correct"
+    return None
+
+
+def confidently_wrong(text: str, reference: str) -> bool:
+    """The rule verifier extracts a final answer (strict) and it differs from the reference (strict and lenient)."""
+    return (
+        verify.extract_answer(text, "strict") is not None
+        and not verify.verify(text, reference, "strict")
+        and not verify.verify(text, reference, "lenient")
+    )
+
+
+class TruncateNegatives:
+    """Offline negatives: the positive cut before its final answer (truncate_solution)."""
+
+    def __call__(self, questions, references, positives, groups=None) -> tuple[list[str | None], list[str | None]]:
+        """(negatives, reasons) as CorruptNegatives."""
+        negs = [truncate_solution(p, r) for r, p in zip(references, positives)]
+        return negs, [None if n is not None else "truncate_failed" for n in negs]
+
+
+class MasterKeyNegatives:
+    """Offline negatives: a master-key reply (MASTER_KEYS, drawn at random), the same for any positive."""
+
+    def __init__(self, seed: int = 0):
+        self.rng = random.Random(seed)
+
+    def __call__(self, questions, references, positives, groups=None) -> tuple[list[str | None], list[str | None]]:
+        """(negatives, reasons) as CorruptNegatives."""
+        negs = [self.rng.choice(MASTER_KEYS) for _ in positives]
+        reasons = [check_no_answer(n, r) for n, r in zip(negs, references)]
+        return [None if why else n for n, why in zip(negs, reasons)], reasons
+
+
+class MinedNegatives:
+    """Negatives mined from the policy's own rollouts: for each positive, among the other rollouts of its prompt
+    (``groups[i]``: list of (completion, RM score before this step's update)), the one the RM scores highest of
+    those the rule verifier CONFIDENTLY rejects (confidently_wrong); distinct per prompt while candidates last.
+
+    Rollouts with no extractable final answer are never mined: the strict rule cannot read a correct answer
+    given as a bare number or in words (docs/VERIFYRM.md: 0 % on those formats), so calling them wrong would
+    teach the RM the rule's blind spots; answer-less texts are covered by `truncate` and `masterkey`, which are
+    wrong by construction."""
+
+    def __call__(self, questions, references, positives, groups=None) -> tuple[list[str | None], list[str | None]]:
+        """(negatives, reasons); reason 'no_candidate' where the prompt has no confidently wrong rollout left."""
+        if groups is None:
+            raise ValueError("mined negatives need the prompt's rollouts and RM scores (groups=)")
+        used: dict[tuple[str, str], set[str]] = {}
+        negs, reasons = [], []
+        for q, ref, group in zip(questions, references, groups):
+            taken = used.setdefault((q, ref), set())
+            cands = sorted(
+                ((s, c) for c, s in group if c not in taken and confidently_wrong(c, ref)), key=lambda x: -x[0]
+            )
+            if not cands:  # reuse one already paired with another positive of this prompt, if any
+                cands = sorted(((s, c) for c, s in group if c in taken), key=lambda x: -x[0])
+            if cands:
+                taken.add(cands[0][1])
+            negs.append(cands[0][1] if cands else None)
+            reasons.append(None if cands else "no_candidate")
+        return negs, reasons
+
+
+def call_generator(gen, questions, references, positives, groups=None):
+    """gen(questions, references, positives), with groups= if its signature takes it (plain 3-argument callables
+    are generators too)."""
+    try:
+        takes = "groups" in inspect.signature(gen).parameters
+    except (TypeError, ValueError):
+        takes = False
+    return gen(questions, references, positives, groups=groups) if takes else gen(questions, references, positives)
+
+
+class NegativeMix:
+    """Several kinds at once: one negative of each kind per positive, kind-major order (all positives' first kind,
+    then the second...); reasons are prefixed 'kind:'. `kinds` lists the kinds, `members` their generators."""
+
+    def __init__(self, members: dict):
+        self.kinds, self.members = list(members), list(members.values())
+
+    def __call__(self, questions, references, positives, groups=None) -> tuple[list[str | None], list[str | None]]:
+        """(negatives, reasons), len(kinds) x len(positives) long."""
+        negs, reasons = [], []
+        for kind, gen in zip(self.kinds, self.members):
+            n, why = call_generator(gen, questions, references, positives, groups)
+            negs += n
+            reasons += [f"{kind}:{w}" if w else None for w in why]
+        return negs, reasons
+
+
+NEGATIVE_KINDS = ("corrupt", "api", "local", "mined", "truncate", "masterkey")
+
+
 def make_negative_generator(
     kind: str,
     assistant: str | None = None,
@@ -172,9 +322,24 @@ def make_negative_generator(
     max_tokens: int = 1024,
     temperature: float = 0.7,
 ):
-    """A negative generator by name: 'corrupt', 'api' (assistant = 'openai:MODEL@URL') or 'local' ('hf:NAME')."""
+    """A negative generator by name: 'corrupt', 'api' (assistant = 'openai:MODEL@URL'), 'local' ('hf:NAME'),
+    'mined', 'truncate', 'masterkey', or several joined by commas ('corrupt,mined': a NegativeMix)."""
     from cooper_rl.llm import make_chat
 
+    kinds = [k.strip() for k in kind.split(",") if k.strip()]
+    if len(kinds) > 1:
+        if len(set(kinds)) != len(kinds):
+            raise ValueError(f"negatives {kind!r} names a kind twice")
+        opts = dict(assistant=assistant, concurrency=concurrency, timeout=timeout, max_retries=max_retries)
+        opts |= dict(max_tokens=max_tokens, temperature=temperature)
+        return NegativeMix({k: make_negative_generator(k, seed=seed + i, **opts) for i, k in enumerate(kinds)})
+    kind = kinds[0] if kinds else kind
+    if kind == "mined":
+        return MinedNegatives()
+    if kind == "truncate":
+        return TruncateNegatives()
+    if kind == "masterkey":
+        return MasterKeyNegatives(seed)
     if kind == "corrupt":
         return CorruptNegatives(seed)
     if kind in ("api", "local"):
@@ -188,4 +353,4 @@ def make_negative_generator(
             )
         chat = make_chat(assistant, concurrency=concurrency, timeout=timeout, max_retries=max_retries)
         return ChatNegatives(chat, temperature=temperature, max_tokens=max_tokens)
-    raise ValueError(f"unknown negative generator {kind!r}: use corrupt, api or local")
+    raise ValueError(f"unknown negative generator {kind!r}: use {', '.join(NEGATIVE_KINDS)} or a comma-separated mix")

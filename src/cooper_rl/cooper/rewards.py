@@ -147,7 +147,9 @@ class CooperReward(ModelReward):
         """Scores from the RM as it is now, then one RM update (its metrics are returned with the scores)."""
         scores, extra = super().rewards(questions, references, texts, verdicts)
         t0 = time.perf_counter()
-        step = cooper_step(self.rm, self.negatives, questions, references, texts, verdicts, self.pairs_per_prompt)
+        step = cooper_step(
+            self.rm, self.negatives, questions, references, texts, verdicts, self.pairs_per_prompt, scores=scores
+        )
         t_step = time.perf_counter() - t0
         timing = {"time/negatives": step["neg_seconds"], "time/rm_update": t_step - step["neg_seconds"]}
         return scores, {**extra, **{f"rm/{k}": v for k, v in step.items()}, **timing}

@@ -4,7 +4,8 @@ have been scored:
   1. positives: for each prompt, a rollout that the rule verifier marks correct against the REFERENCE answer;
   2. negatives: each positive rewritten into a plausible but wrong solution by a generator (negatives.py:
      corrupt, api, local), accepted only if it has a final answer and the verifier says that answer
-     differs from the reference;
+     differs from the reference; beyond the paper, kinds that compose with these (mined rollouts of the
+     same prompt, truncated positives, master-key replies: one pair per positive and kind);
   3. one RM update on the pairs:  L = mean over valid pairs of -log sigmoid(s(pos) - s(neg)).
 
 A negative that could not be made (assistant down, slow, garbage, still correct) masks its pair and is
@@ -17,6 +18,8 @@ import time
 from collections import Counter
 
 import torch
+
+from cooper_rl.cooper.negatives import call_generator
 
 
 def select_positives(questions, references, completions, verdicts, pairs_per_prompt: int = 1) -> list[int]:
@@ -35,18 +38,38 @@ def select_positives(questions, references, completions, verdicts, pairs_per_pro
     return chosen
 
 
-def cooper_step(rm, negatives, questions, references, completions, verdicts, pairs_per_prompt: int = 1) -> dict:
-    """One reward-model update on (positive, negative) pairs made from this step's rollouts. Returns metrics:
-    rm_loss (None if no valid pair), n_pairs, n_valid, valid_rate, positive_rate (prompts with a positive),
-    neg_seconds, rm_grad_norm, and invalid/<reason> counts (no_positive counts prompts)."""
+def rollout_groups(pos, questions, references, completions, scores) -> list[list[tuple[str, float]]]:
+    """For each positive index: the other rollouts of its prompt as (completion, RM score) -- what `mined`
+    negatives choose from (scores: the RM's, before this step's update; None gives 0.0)."""
+    scores = scores if scores is not None else [0.0] * len(completions)
+    return [
+        [
+            (completions[j], scores[j])
+            for j in range(len(completions))
+            if j != i and (questions[j], references[j]) == (questions[i], references[i])
+        ]
+        for i in pos
+    ]
+
+
+def cooper_step(
+    rm, negatives, questions, references, completions, verdicts, pairs_per_prompt: int = 1, scores=None
+) -> dict:
+    """One reward-model update on (positive, negative) pairs made from this step's rollouts (one pair per positive
+    and negative kind; `scores`: the RM's scores of the rollouts, for mined negatives). Returns metrics: rm_loss
+    (None if no valid pair), n_pairs, n_valid, valid_rate, positive_rate (prompts with a positive), neg_seconds,
+    rm_grad_norm, valid/<kind> counts of a mix, and invalid/<reason> counts (no_positive counts prompts)."""
     pos = select_positives(questions, references, completions, verdicts, pairs_per_prompt)
     q = [questions[i] for i in pos]
     r = [references[i] for i in pos]
     p = [completions[i] for i in pos]
+    groups = rollout_groups(pos, questions, references, completions, scores)
 
     t0 = time.perf_counter()
-    negs, reasons = negatives(q, r, p) if pos else ([], [])
+    negs, reasons = call_generator(negatives, q, r, p, groups) if pos else ([], [])
     neg_seconds = time.perf_counter() - t0
+    kinds = getattr(negatives, "kinds", None)  # a NegativeMix: one negative per positive and kind, kind-major
+    q, r, p = (x * len(kinds) for x in (q, r, p)) if kinds else (q, r, p)
 
     valid = [n is not None for n in negs]
     with torch.enable_grad():
@@ -59,10 +82,11 @@ def cooper_step(rm, negatives, questions, references, completions, verdicts, pai
     return {
         "rm_loss": out["rm_loss"],
         "rm_grad_norm": out["grad_norm"],
-        "n_pairs": len(pos),
+        "n_pairs": len(p),
         "n_valid": out["n_valid"],
-        "valid_rate": out["n_valid"] / len(pos) if pos else 0.0,
+        "valid_rate": out["n_valid"] / len(p) if p else 0.0,
         "positive_rate": n_with_pos / n_prompts if n_prompts else 0.0,
         "neg_seconds": neg_seconds,
         **{f"invalid/{k}": v for k, v in sorted(invalid.items())},
+        **({f"valid/{k}": sum(valid[i * len(pos) : (i + 1) * len(pos)]) for i, k in enumerate(kinds)} if kinds else {}),
     }

@@ -16,7 +16,6 @@ from pathlib import Path
 import torch
 from transformers import TrainerCallback
 
-from cooper_rl.cooper.negatives import CorruptNegatives
 from cooper_rl.io import atomic_dir, read_jsonl, write_jsonl
 
 log = logging.getLogger(__name__)
@@ -24,6 +23,11 @@ log = logging.getLogger(__name__)
 RM_DIR = "cooper_rm"  # inside each checkpoint-N (cooper mode)
 RM_STATE = "rm_state.pt"
 LOGS = ("metrics.jsonl", "timing.jsonl", "evals.jsonl", "rollouts.jsonl")  # per-step logs in output_dir
+
+
+def _generators(reward) -> list:
+    """The negative generators of a CooperReward (the members of a NegativeMix)."""
+    return list(getattr(reward.negatives, "members", [reward.negatives]))
 
 
 def save_rm_state(reward, checkpoint_dir: str | os.PathLike) -> Path:
@@ -36,9 +40,7 @@ def save_rm_state(reward, checkpoint_dir: str | os.PathLike) -> Path:
             {
                 "optimizer": reward.rm.optimizer.state_dict(),
                 "scheduler": reward.rm.scheduler.state_dict(),
-                "negatives_rng": reward.negatives.rng.getstate()
-                if isinstance(reward.negatives, CorruptNegatives)
-                else None,
+                "negatives_rng": [g.rng.getstate() if hasattr(g, "rng") else None for g in _generators(reward)],
                 "monitor": reward.monitor.state_dict() if reward.monitor is not None else None,
             },
             tmp / RM_STATE,
@@ -52,8 +54,12 @@ def load_rm_state(reward, checkpoint_dir: str | os.PathLike) -> None:
     state = torch.load(Path(checkpoint_dir) / RM_DIR / RM_STATE, map_location=reward.rm.device, weights_only=False)
     reward.rm.optimizer.load_state_dict(state["optimizer"])
     reward.rm.scheduler.load_state_dict(state["scheduler"])
-    if state["negatives_rng"] is not None and isinstance(reward.negatives, CorruptNegatives):
-        reward.negatives.rng.setstate(state["negatives_rng"])
+    saved = state["negatives_rng"]
+    if saved is not None and not isinstance(saved, list):  # older checkpoints: one CorruptNegatives RNG state
+        saved = [saved]
+    for gen, rng_state in zip(_generators(reward), saved or []):
+        if rng_state is not None and hasattr(gen, "rng"):
+            gen.rng.setstate(rng_state)
     if state["monitor"] is not None and reward.monitor is not None:
         reward.monitor.load_state_dict(state["monitor"])
 

@@ -119,7 +119,11 @@ class RLConfig:
     negatives: str = field(
         default="corrupt",
         metadata={
-            "help": "Cooper negatives: corrupt (offline rewrite of the positive), or an assistant LLM: api, local."
+            "help": "Cooper negatives, one kind or several joined by commas (one pair per positive and kind): "
+            "corrupt (offline rewrite of the positive's final result; paper-style), api / local (an assistant LLM "
+            "rewrites it; the paper's), mined (the prompt's own rollout that the rule confidently rejects and the RM "
+            "scores highest), truncate (the positive cut before its final answer), masterkey (':', 'Solution', "
+            '"Let\'s solve this step by step." ...; arXiv 2507.08794). E.g. corrupt,mined,truncate'
         },
     )
     assistant: str | None = field(

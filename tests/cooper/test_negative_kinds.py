@@ -1,0 +1,122 @@
+"""The negative kinds beyond the paper (mined, truncate, masterkey) and their mix: what each makes, and the
+property every kind keeps -- no negative is ever rule-correct (strict or lenient) against the reference."""
+
+import random
+
+import pytest
+
+from cooper_rl import verify
+from cooper_rl.cooper.negatives import (
+    MASTER_KEYS,
+    MasterKeyNegatives,
+    MinedNegatives,
+    NegativeMix,
+    TruncateNegatives,
+    confidently_wrong,
+    make_negative_generator,
+    truncate_solution,
+)
+from cooper_rl.cooper.step import cooper_step, rollout_groups
+from cooper_rl.formats import ANSWER_STYLES, FORMAT_VARIANTS, question_unit, restyle
+from cooper_rl.tasks import generate_problems
+from tiny import same, tiny_rm, weights
+
+SOL = "Tom has 3 + 4 = <<3+4=7>>7 apples.\nHe buys 2 more: 7 + 2 = <<7+2=9>>9.\n#### 9"
+
+
+def test_truncate_cuts_before_the_final_result():
+    cut = truncate_solution(SOL, "9")
+    assert cut == "Tom has 3 + 4 = <<3+4=7>>7 apples.\nHe buys 2 more: 7 + 2 ="  # cut where 9 is computed
+    assert not verify.verify(cut, "9", "lenient") and verify.extract_answer(cut, "strict") is None
+    assert truncate_solution("The answer is \\boxed{9}.", "9") is None  # nothing left before the answer
+    assert truncate_solution("9", "9") is None
+    # the last number left would be the reference: lenient reads it as correct, so no negative
+    assert truncate_solution("So the total is 9 apples.\nThe answer is \\boxed{9}.", "9") is None
+
+
+def test_masterkeys_are_never_correct():
+    gen = MasterKeyNegatives(seed=0)
+    negs, reasons = gen(["q"] * 20, ["7"] * 20, [SOL] * 20)
+    assert set(negs) <= set(MASTER_KEYS) and len(set(negs)) > 1 and reasons == [None] * 20
+
+
+def test_mined_takes_the_rm_favourite_of_the_confidently_wrong_rollouts():
+    group = [
+        ("so \\boxed{7}", 0.95),  # rule-correct against the reference: never mined
+        ("I think it is 8", 0.9),  # no extractable (strict) answer: may be a correct answer the rule cannot read
+        ("The answer is \\boxed{8}.", 0.6),
+        ("#### 12", 0.7),
+        ("The answer is \\boxed{7.0}", 0.99),  # lenient-correct: not confidently wrong
+    ]
+    gen = MinedNegatives()
+    negs, reasons = gen(["q", "q", "q", "p"], ["7"] * 4, ["a", "b", "c", "d"], groups=[group, group, group, []])
+    assert negs[:2] == ["#### 12", "The answer is \\boxed{8}."]  # highest RM score first, distinct per prompt
+    assert negs[2] == "#### 12" and reasons[2] is None  # candidates used up: the best one is paired again
+    assert negs[3] is None and reasons[3] == "no_candidate"
+    with pytest.raises(ValueError, match="groups"):
+        gen(["q"], ["7"], ["a"])
+
+
+def test_rollout_groups_are_the_other_rollouts_of_the_same_prompt():
+    qs, refs = ["q", "q", "p", "q"], ["7", "7", "7", "7"]
+    comps, scores = ["a", "b", "c", "d"], [0.1, 0.2, 0.3, 0.4]
+    assert rollout_groups([0, 2], qs, refs, comps, scores) == [[("b", 0.2), ("d", 0.4)], []]
+
+
+def _solutions(n=120):
+    """Built-in worked solutions in every answer style and format variant, with their references."""
+    out = []
+    for i, p in enumerate(generate_problems(n, "train", seed=3)):
+        style = (ANSWER_STYLES + FORMAT_VARIANTS)[i % (len(ANSWER_STYLES) + len(FORMAT_VARIANTS))]
+        sol = restyle(p.solution, style, unit=question_unit(p.question)) or p.solution
+        out.append((p.question, p.answer, sol))
+    return out
+
+
+def test_no_kind_ever_makes_a_rule_correct_negative():
+    rows = _solutions()
+    qs, refs, sols = zip(*rows)
+    # each prompt's "rollouts": its solution, other prompts' solutions and corruptions of it (wrong for this one)
+    rng = random.Random(0)
+    groups = [[(s, rng.random()) for _, _, s in rng.sample(rows, 6)] + [(sol, 1.0)] for sol in sols]
+    made = {}
+    for kind in ("corrupt", "mined", "truncate", "masterkey"):
+        negs, reasons = make_negative_generator(kind, seed=1)(list(qs), list(refs), list(sols), groups=groups)
+        made[kind] = sum(n is not None for n in negs)
+        for neg, ref, why in zip(negs, refs, reasons):
+            assert (neg is None) == (why is not None)
+            if neg is not None:
+                assert not verify.verify(neg, ref, "strict") and not verify.verify(neg, ref, "lenient"), (kind, neg)
+    assert all(made[k] >= 0.8 * len(rows) for k in ("mined", "masterkey")), made
+    assert made["corrupt"] >= 0.5 * len(rows) and made["truncate"] >= 0.5 * len(rows), made
+
+
+def test_mix_makes_one_negative_per_positive_and_kind():
+    gen = make_negative_generator("truncate,masterkey", seed=0)
+    assert isinstance(gen, NegativeMix) and gen.kinds == ["truncate", "masterkey"]
+    assert isinstance(gen.members[0], TruncateNegatives)
+    negs, reasons = gen(["q", "r"], ["9", "9"], [SOL, "The answer is \\boxed{9}."])
+    assert len(negs) == 4 and negs[0].startswith("Tom has") and negs[1] is None
+    assert reasons == [None, "truncate:truncate_failed", None, None] and negs[2] in MASTER_KEYS
+    for bad in ("corrupt,corrupt", "corrupt,nope"):
+        with pytest.raises(ValueError):
+            make_negative_generator(bad)
+
+
+def test_cooper_step_with_a_mix_counts_pairs_by_kind(tmp_path):
+    rm = tiny_rm(tmp_path / "rm")
+    gen = make_negative_generator("corrupt,mined,truncate")
+    qs, refs = ["q"] * 4 + ["p"] * 4, ["9"] * 4 + ["5"] * 4
+    comps = [SOL, "#### 8", "#### 9", "maybe 10"] + ["\\boxed{4}"] * 4
+    verdicts = verify.verify_batch(comps, refs)
+    before = weights(rm)
+    out = cooper_step(rm, gen, qs, refs, comps, verdicts, pairs_per_prompt=2, scores=[0.5] * 8)
+    # positives: SOL and "#### 9" (prompt q); p has none. Mined: "#### 8" ("maybe 10" has no strict answer)
+    assert out["n_pairs"] == 6 and out["valid/mined"] == 2 and out["valid/truncate"] == 1
+    assert out["invalid/truncate:truncate_failed"] == 1 and out["invalid/no_positive"] == 1
+    assert out["n_valid"] == out["valid/corrupt"] + 3 and not same(before, weights(rm))
+
+
+def test_confidently_wrong():
+    assert confidently_wrong("#### 8", "9") and not confidently_wrong("it is 8", "9")
+    assert not confidently_wrong("#### 9", "9") and not confidently_wrong("\\boxed{9.0}", "9")
