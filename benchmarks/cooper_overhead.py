@@ -13,7 +13,9 @@ pairs to train on (the cold policy gets almost nothing right: the RM would never
     cooper_llm    --reward cooper --rm smollm2-135m-instruct   (a fresh 1-logit head on the decoder)
 
 Each run covers --generations generation batches after a warm-up batch (dropped), as in throughput.py.
-Overhead = median over rounds of (seconds per optimizer step of cooper) / (same of rule, same round).
+Overhead = median over rounds of (seconds per optimizer step of cooper) / (same of rule, same round); also per
+generated token (the variants' policies drift apart after the first update, so their rollouts differ in length)
+and from the reward phase alone (1 + extra reward-phase seconds / rule's step: what Cooper itself adds).
 Valid pairs: RM updates with at least one valid pair and pairs per update (one update per generation batch),
 from the runs' metrics.jsonl. Writes benchmarks/results/cooper_overhead.json and merges its headline keys into
 throughput.json (cooper_over_rule_with_updates_minilm / _llm_rm, valid_pairs_per_step_median).
@@ -97,6 +99,24 @@ def main():
     def overhead(v: str) -> float:
         return median([a["seconds_per_step"] / b["seconds_per_step"] for a, b in zip(runs[v], runs["rule"])])
 
+    def per_token(r: dict) -> float:  # seconds per generated token: the runs' rollouts differ in length
+        return r["seconds"] / (r["completion_tokens_per_rollout"] * r["rollouts"])
+
+    def overhead_per_token(v: str) -> float:
+        return median([per_token(a) / per_token(b) for a, b in zip(runs[v], runs["rule"])])
+
+    def overhead_reward_phase(v: str) -> float:
+        """1 + (extra reward-phase seconds per step of v over rule) / rule's step: Cooper's own cost (RM scoring,
+        negatives, RM update) with generation-length noise taken out."""
+        return median(
+            [
+                1
+                + (a["phase_seconds_per_step"]["reward"] - b["phase_seconds_per_step"]["reward"])
+                / b["seconds_per_step"]
+                for a, b in zip(runs[v], runs["rule"])
+            ]
+        )
+
     per_variant = {}
     for v, rs in runs.items():
         d = {
@@ -108,6 +128,9 @@ def main():
         if v != "rule":
             ups = updates[v]
             d["over_rule"] = overhead(v)
+            d["over_rule_per_token"] = overhead_per_token(v)
+            d["over_rule_reward_phase"] = overhead_reward_phase(v)
+            d["over_rule_by_round"] = [a["seconds_per_step"] / b["seconds_per_step"] for a, b in zip(rs, runs["rule"])]
             d["rm_updates"] = len(ups)
             d["rm_updates_with_valid_pairs"] = sum(1 for u in ups if u.get("rm/n_valid", 0) > 0)
             d["valid_pairs_per_update_median"] = median([u.get("rm/n_valid", 0) for u in ups])

@@ -255,7 +255,10 @@ def main():
                     "Cooper overhead",
                     f"{v} / rule step time with RM updates (RM {d['rm']}, SFT warm start, CPU preset)",
                     "≤ 1.05",
-                    f"{d['over_rule']:.3f} ({d['seconds_per_step_median']:.1f} vs {o['variants']['rule']['seconds_per_step_median']:.1f} s/step; "
+                    f"{d['over_rule']:.3f} (rounds {', '.join(f'{x:.2f}' for x in d.get('over_rule_by_round', []))}; "
+                    f"per generated token {d.get('over_rule_per_token', float('nan')):.3f}; reward phase alone "
+                    f"{d.get('over_rule_reward_phase', float('nan')):.3f}; "
+                    f"{d['seconds_per_step_median']:.1f} vs {o['variants']['rule']['seconds_per_step_median']:.1f} s/step; "
                     f"{d['rm_updates_with_valid_pairs']}/{d['rm_updates']} RM updates with valid pairs, median {d['valid_pairs_per_update_median']:g} pairs)",
                     d["over_rule"] <= 1.05,
                 )

@@ -48,6 +48,7 @@ def test_mined_takes_the_rm_favourite_of_the_confidently_wrong_rollouts():
         ("#### 12", 0.7),
         ("The answer is \\boxed{7.0}", 0.99),  # lenient-correct: not confidently wrong
     ]
+    group = [(c, s, verify.verify(c, "7")) for c, s in group]  # + the strict verdict the reward computed
     gen = MinedNegatives()
     negs, reasons = gen(["q", "q", "q", "p"], ["7"] * 4, ["a", "b", "c", "d"], groups=[group, group, group, []])
     assert negs[:2] == ["#### 12", "The answer is \\boxed{8}."]  # highest RM score first, distinct per prompt
@@ -60,7 +61,8 @@ def test_mined_takes_the_rm_favourite_of_the_confidently_wrong_rollouts():
 def test_rollout_groups_are_the_other_rollouts_of_the_same_prompt():
     qs, refs = ["q", "q", "p", "q"], ["7", "7", "7", "7"]
     comps, scores = ["a", "b", "c", "d"], [0.1, 0.2, 0.3, 0.4]
-    assert rollout_groups([0, 2], qs, refs, comps, scores) == [[("b", 0.2), ("d", 0.4)], []]
+    verdicts = [True, False, True, False]
+    assert rollout_groups([0, 2], qs, refs, comps, scores, verdicts) == [[("b", 0.2, False), ("d", 0.4, False)], []]
 
 
 def _solutions(n=120):
@@ -78,7 +80,10 @@ def test_no_kind_ever_makes_a_rule_correct_negative():
     qs, refs, sols = zip(*rows)
     # each prompt's "rollouts": its solution, other prompts' solutions and corruptions of it (wrong for this one)
     rng = random.Random(0)
-    groups = [[(s, rng.random()) for _, _, s in rng.sample(rows, 6)] + [(sol, 1.0)] for sol in sols]
+    groups = [
+        [(s, rng.random(), verify.verify(s, ref)) for _, _, s in rng.sample(rows, 6)] + [(sol, 1.0, True)]
+        for sol, ref in zip(sols, refs)
+    ]
     made = {}
     for kind in ("corrupt", "mined", "truncate", "masterkey"):
         negs, reasons = make_negative_generator(kind, seed=1)(list(qs), list(refs), list(sols), groups=groups)
@@ -118,5 +123,9 @@ def test_cooper_step_with_a_mix_counts_pairs_by_kind(tmp_path):
 
 
 def test_confidently_wrong():
-    assert confidently_wrong("#### 8", "9") and not confidently_wrong("it is 8", "9")
+    assert confidently_wrong("#### 8", "9") and confidently_wrong("\\boxed{1,000}", "100")
+    assert not confidently_wrong("it is 8", "9")  # no strict final answer
     assert not confidently_wrong("#### 9", "9") and not confidently_wrong("\\boxed{9.0}", "9")
+    assert not confidently_wrong("\\boxed{18/2}", "9") and not confidently_wrong("\\boxed{\\frac{18}{2}}", "9")
+    assert not confidently_wrong("\\boxed{x+1}", "9")  # symbolic: not decided by a number comparison
+    assert not confidently_wrong("#### 8", "9", strict_verdict=True)

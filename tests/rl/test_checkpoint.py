@@ -52,10 +52,15 @@ def test_rm_state_keeps_every_negative_generators_rng_and_the_monitor(tmp_path):
     assert b.negatives.members[0].rng.getstate() == a.negatives.members[0].rng.getstate()
     assert b.negatives.members[2].rng.getstate() == a.negatives.members[2].rng.getstate()
     assert b.monitor.state_dict() == a.monitor.state_dict()
+    d = reward()  # the kinds in another order: each RNG still goes to its own kind
+    d.negatives = make_negative_generator("masterkey,corrupt", seed=9)
+    load_rm_state(d, tmp_path / "ckpt")
+    assert d.negatives.members[0].rng.getstate() == a.negatives.members[2].rng.getstate()
+    assert d.negatives.members[1].rng.getstate() == a.negatives.members[0].rng.getstate()
     # a checkpoint of an older version: one RNG state (of a CorruptNegatives), not a list
     path = tmp_path / "ckpt" / RM_DIR / RM_STATE
     state = torch.load(path, weights_only=False)
-    state["negatives_rng"] = state["negatives_rng"][0]
+    state["negatives_rng"] = state["negatives_rng"]["corrupt"]
     torch.save(state, path)
     c = reward()
     load_rm_state(c, tmp_path / "ckpt")

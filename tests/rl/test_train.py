@@ -222,6 +222,21 @@ def test_stop_on_hacking_checkpoints_and_stops(assets, tmp_path, one_thread, cap
     assert [r["monitor/length_collapse"] for r in rows(tmp_path)] == [0.0, 1.0]
 
 
+def test_monitor_counts_optimizer_steps_and_survives_resume(assets, tmp_path, one_thread):
+    # 2 optimizer steps per generation batch: reward calls at steps 1, 3, 5; the window (2 calls) is full at step 3
+    cfg = config(
+        assets, tmp_path, "rule", max_steps=4, steps_per_generation=2, monitor_window=2, monitor_length_ratio=100.0
+    )
+    summary = run_rl(RLConfig(**{**cfg.__dict__, "save_steps": 2}))
+    assert summary["monitor"]["first_flag_step"] == 3 and summary["monitor"]["n_flags"] == 1
+    saved = json.loads((tmp_path / "checkpoint-2" / "monitor_state.json").read_text())
+    assert saved["n_steps"] == 1 and len(saved["baseline"]) == 1  # a rule run checkpoints its monitor too
+    resumed = run_rl(
+        RLConfig(**{**cfg.__dict__, "max_steps": 6, "resume_from_checkpoint": str(tmp_path / "checkpoint-4")})
+    )
+    assert resumed["monitor"]["n_flags"] == 2 and resumed["monitor"]["first_flag_step"] == 3  # baseline kept
+
+
 @pytest.fixture(scope="module")
 def cooper_run(assets, tmp_path_factory):
     """A 2-step cooper run with a checkpoint after each step; returns (cfg, trainer, reward, initial RM weights)."""
@@ -264,7 +279,7 @@ def test_checkpoint_holds_the_rm_and_resume_restores_it(cooper_run, one_thread):
     state = torch.load(last / RM_STATE, weights_only=False)
     assert _state_equal(state["optimizer"], reward.rm.optimizer.state_dict())
     assert _state_equal(state["scheduler"], reward.rm.scheduler.state_dict())
-    assert state["negatives_rng"] == [reward.negatives.rng.getstate()]
+    assert state["negatives_rng"] == {"negatives": reward.negatives.rng.getstate()}
     assert not list(out.glob("checkpoint-*/.cooper_rm.tmp-*"))  # no temp dirs left behind
 
     first = out / "checkpoint-1" / RM_DIR

@@ -14,7 +14,8 @@ mean over the run's first h steps (frozen once seen). A step is flagged by any o
                         of the cold-start static-RM run (docs/RESULTS.md), where reward and accuracy stayed flat
     entropy_collapse    late entropy <= entropy_ratio (0.5) x baseline entropy (entropy from TRL's logs)
 
-The baseline checks start once `window` steps were seen (late and baseline windows do not overlap). A check
+"Steps" are reward calls: one per generation batch, i.e. every `steps_per_generation` optimizer steps (with 4,
+a window of 20 spans 80 optimizer steps). The baseline checks start once `window` steps were seen (late and baseline windows do not overlap). A check
 whose signal is missing (rule reward: no RM; a step where every rollout was right: no fooled rate) is skipped.
 A flagged step logs a warning naming its checks; `hacking_warning` = 1 and `monitor/<check>` = 1 in the metrics.
 Thresholds were set on the committed runs: `replay` flags the cold-start static-RM collapse at step 20 (its
@@ -70,9 +71,10 @@ class HackingMonitor:
         """The policy's mean token entropy of the last optimizer step (TRL logs it); used by the next update."""
         self.pending_entropy = float(entropy)
 
-    def update(self, reward, accuracy, fooled=None, agreement=None, length=None, entropy=None) -> bool:
+    def update(self, reward, accuracy, fooled=None, agreement=None, length=None, entropy=None, step=None) -> bool:
         """Add one step's signals; True (and a logging.warning naming the checks) if any check flags it.
-        The checks that fired are in `last_flags`."""
+        The checks that fired are in `last_flags`; `step` (the optimizer step, default: the number of updates)
+        is what `first_flag_step` records."""
         if entropy is None:
             entropy, self.pending_entropy = self.pending_entropy, None
         row = {"reward": reward, "accuracy": accuracy, "fooled": fooled, "agreement": agreement}
@@ -117,7 +119,7 @@ class HackingMonitor:
         for c in found:
             self.counts[c] += 1
         if self.first_flag_step is None:
-            self.first_flag_step = self.n_steps
+            self.first_flag_step = self.n_steps if step is None else int(step)
         log.warning("possible reward hacking (%s)", "; ".join(f"{k}: {v}" for k, v in found.items()))
         return True
 
@@ -171,7 +173,12 @@ def replay(run_dir: str | Path, monitor: HackingMonitor | None = None) -> list[d
         s = m["step"]
         f = m.get("rm_fooled_rate", fooled.get(s) if has_rm else None)
         monitor.update(
-            m["reward_mean"], m["rule_accuracy"], fooled=f, agreement=m.get("rm_rule_agreement"), length=lengths.get(s)
+            m["reward_mean"],
+            m["rule_accuracy"],
+            fooled=f,
+            agreement=m.get("rm_rule_agreement"),
+            length=m.get("completion_length", lengths.get(s)),
+            step=s,
         )
         out.append({"step": s, "flags": list(monitor.last_flags)})
     return out

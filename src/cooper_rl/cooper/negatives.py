@@ -221,13 +221,14 @@ def check_no_answer(text: str | None, reference: str) -> str | None:
     return None
 
 
-def confidently_wrong(text: str, reference: str) -> bool:
-    """The rule verifier extracts a final answer (strict) and it differs from the reference (strict and lenient)."""
-    return (
-        verify.extract_answer(text, "strict") is not None
-        and not verify.verify(text, reference, "strict")
-        and not verify.verify(text, reference, "lenient")
-    )
+def confidently_wrong(text: str, reference: str, strict_verdict: bool | None = None) -> bool:
+    """The rule verifier extracts a final answer (strict) and it is a number that differs from a numeric reference:
+    wrong in strict and lenient mode alike, with no symbolic check (or its timeout) involved.
+    strict_verdict: the strict verdict if already known (True: not wrong)."""
+    if strict_verdict:
+        return False
+    pred = verify.extract_answer(text, "strict")
+    return pred is not None and verify.numbers_differ(pred, reference)
 
 
 class TruncateNegatives:
@@ -254,8 +255,10 @@ class MasterKeyNegatives:
 
 class MinedNegatives:
     """Negatives mined from the policy's own rollouts: for each positive, among the other rollouts of its prompt
-    (``groups[i]``: list of (completion, RM score before this step's update)), the one the RM scores highest of
-    those the rule verifier CONFIDENTLY rejects (confidently_wrong); distinct per prompt while candidates last.
+    (``groups[i]``: list of (completion, RM score before this step's update, strict verdict)), the one the RM
+    scores highest of those the rule verifier CONFIDENTLY rejects (confidently_wrong); distinct per prompt while
+    candidates last. Only numeric answers that differ from a numeric reference count as confidently wrong, so no
+    symbolic check (nor its timeout) decides what is mined.
 
     Rollouts with no extractable final answer are never mined: the strict rule cannot read a correct answer
     given as a bare number or in words (docs/VERIFYRM.md: 0 % on those formats), so calling them wrong would
@@ -263,18 +266,23 @@ class MinedNegatives:
     wrong by construction."""
 
     def __call__(self, questions, references, positives, groups=None) -> tuple[list[str | None], list[str | None]]:
-        """(negatives, reasons); reason 'no_candidate' where the prompt has no confidently wrong rollout left."""
+        """(negatives, reasons); reason 'no_candidate' where the prompt has no confidently wrong rollout."""
         if groups is None:
             raise ValueError("mined negatives need the prompt's rollouts and RM scores (groups=)")
         used: dict[tuple[str, str], set[str]] = {}
+        wrong: dict[tuple[str, str], bool] = {}  # (completion, reference) -> confidently wrong, checked once
         negs, reasons = [], []
         for q, ref, group in zip(questions, references, groups):
             taken = used.setdefault((q, ref), set())
-            cands = sorted(
-                ((s, c) for c, s in group if c not in taken and confidently_wrong(c, ref)), key=lambda x: -x[0]
-            )
+            ok = []
+            for c, s, v in group:
+                if (c, ref) not in wrong:
+                    wrong[c, ref] = confidently_wrong(c, ref, v)
+                if wrong[c, ref]:
+                    ok.append((s, c))
+            cands = sorted(((s, c) for s, c in ok if c not in taken), key=lambda x: -x[0])
             if not cands:  # reuse one already paired with another positive of this prompt, if any
-                cands = sorted(((s, c) for c, s in group if c in taken), key=lambda x: -x[0])
+                cands = sorted(((s, c) for s, c in ok if c in taken), key=lambda x: -x[0])
             if cands:
                 taken.add(cands[0][1])
             negs.append(cands[0][1] if cands else None)

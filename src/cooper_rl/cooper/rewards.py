@@ -76,6 +76,8 @@ class RuleReward:
             **extra,
             "time/verify": t_verify,
         }
+        main = trainer_state is None or trainer_state.is_world_process_zero
+        step = trainer_state.global_step + 1 if trainer_state is not None else None
         ids = kwargs.get("completion_ids")  # TRL passes token ids; plain calls measure characters
         lengths = [len(x) for x in ids] if ids is not None else [len(t) for t in texts]
         metrics["completion_length"] = sum(lengths) / len(lengths)
@@ -86,6 +88,7 @@ class RuleReward:
                 fooled=extra.get("rm_fooled_rate"),
                 agreement=extra.get("rm_rule_agreement"),
                 length=metrics["completion_length"],
+                step=step,
             )
             metrics["hacking_warning"] = float(flagged)
             metrics |= {f"monitor/{c}": float(c in self.monitor.last_flags) for c in CHECKS}
@@ -94,8 +97,6 @@ class RuleReward:
             for k, v in metrics.items():
                 if v is not None:
                     log_metric(f"cooper/{k}", float(v))
-        main = trainer_state is None or trainer_state.is_world_process_zero
-        step = trainer_state.global_step + 1 if trainer_state is not None else None
         if self.metrics_path is not None and main:
             append_jsonl(self.metrics_path, [{"step": step, "time": time.time(), **metrics}])
         if self.rollouts_path is not None and main:

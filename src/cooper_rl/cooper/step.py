@@ -38,13 +38,13 @@ def select_positives(questions, references, completions, verdicts, pairs_per_pro
     return chosen
 
 
-def rollout_groups(pos, questions, references, completions, scores) -> list[list[tuple[str, float]]]:
-    """For each positive index: the other rollouts of its prompt as (completion, RM score) -- what `mined`
-    negatives choose from (scores: the RM's, before this step's update; None gives 0.0)."""
+def rollout_groups(pos, questions, references, completions, scores, verdicts) -> list[list[tuple[str, float, bool]]]:
+    """For each positive index: the other rollouts of its prompt as (completion, RM score, strict rule verdict) --
+    what `mined` negatives choose from (scores: the RM's, before this step's update; None gives 0.0)."""
     scores = scores if scores is not None else [0.0] * len(completions)
     return [
         [
-            (completions[j], scores[j])
+            (completions[j], scores[j], bool(verdicts[j]))
             for j in range(len(completions))
             if j != i and (questions[j], references[j]) == (questions[i], references[i])
         ]
@@ -63,7 +63,7 @@ def cooper_step(
     q = [questions[i] for i in pos]
     r = [references[i] for i in pos]
     p = [completions[i] for i in pos]
-    groups = rollout_groups(pos, questions, references, completions, scores)
+    groups = rollout_groups(pos, questions, references, completions, scores, verdicts)
 
     t0 = time.perf_counter()
     negs, reasons = call_generator(negatives, q, r, p, groups) if pos else ([], [])

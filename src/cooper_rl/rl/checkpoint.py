@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 from transformers import TrainerCallback
 
-from cooper_rl.io import atomic_dir, read_jsonl, write_jsonl
+from cooper_rl.io import atomic_dir, atomic_write_json, read_jsonl, write_jsonl
 
 log = logging.getLogger(__name__)
 
@@ -25,9 +25,10 @@ RM_STATE = "rm_state.pt"
 LOGS = ("metrics.jsonl", "timing.jsonl", "evals.jsonl", "rollouts.jsonl")  # per-step logs in output_dir
 
 
-def _generators(reward) -> list:
-    """The negative generators of a CooperReward (the members of a NegativeMix)."""
-    return list(getattr(reward.negatives, "members", [reward.negatives]))
+def _generators(reward) -> dict:
+    """The negative generators of a CooperReward by kind (a NegativeMix's members; a single one as 'negatives')."""
+    neg = reward.negatives
+    return dict(zip(neg.kinds, neg.members)) if hasattr(neg, "members") else {"negatives": neg}
 
 
 def save_rm_state(reward, checkpoint_dir: str | os.PathLike) -> Path:
@@ -40,7 +41,7 @@ def save_rm_state(reward, checkpoint_dir: str | os.PathLike) -> Path:
             {
                 "optimizer": reward.rm.optimizer.state_dict(),
                 "scheduler": reward.rm.scheduler.state_dict(),
-                "negatives_rng": [g.rng.getstate() if hasattr(g, "rng") else None for g in _generators(reward)],
+                "negatives_rng": {k: g.rng.getstate() for k, g in _generators(reward).items() if hasattr(g, "rng")},
                 "monitor": reward.monitor.state_dict() if reward.monitor is not None else None,
             },
             tmp / RM_STATE,
@@ -55,11 +56,12 @@ def load_rm_state(reward, checkpoint_dir: str | os.PathLike) -> None:
     reward.rm.optimizer.load_state_dict(state["optimizer"])
     reward.rm.scheduler.load_state_dict(state["scheduler"])
     saved = state["negatives_rng"]
-    if saved is not None and not isinstance(saved, list):  # older checkpoints: one CorruptNegatives RNG state
-        saved = [saved]
-    for gen, rng_state in zip(_generators(reward), saved or []):
-        if rng_state is not None and hasattr(gen, "rng"):
-            gen.rng.setstate(rng_state)
+    gens = _generators(reward)
+    if saved is not None and not isinstance(saved, dict):  # older checkpoints: the one CorruptNegatives' state
+        saved = {next(iter(gens)): saved}
+    for kind, rng_state in (saved or {}).items():
+        if kind in gens and hasattr(gens[kind], "rng"):
+            gens[kind].rng.setstate(rng_state)
     if state["monitor"] is not None and reward.monitor is not None:
         reward.monitor.load_state_dict(state["monitor"])
 
@@ -74,6 +76,32 @@ class RMCheckpointCallback(TrainerCallback):
         """Write checkpoint-{global_step}/cooper_rm on the main process."""
         if state.is_world_process_zero:
             save_rm_state(self.reward, Path(args.output_dir) / f"checkpoint-{state.global_step}")
+
+
+MONITOR_STATE = "monitor_state.json"  # rule/model runs (a cooper run keeps its monitor in rm_state.pt)
+
+
+class MonitorCheckpointCallback(TrainerCallback):
+    """Saves the hacking monitor's state into every TRL checkpoint dir of a rule or model run, so a resumed run
+    keeps its baseline and flag counts."""
+
+    def __init__(self, monitor):
+        self.monitor = monitor
+
+    def on_save(self, args, state, control, **kwargs):
+        """Write checkpoint-{global_step}/monitor_state.json on the main process."""
+        if state.is_world_process_zero:
+            path = Path(args.output_dir) / f"checkpoint-{state.global_step}" / MONITOR_STATE
+            atomic_write_json(path, self.monitor.state_dict())
+
+
+def load_monitor_state(monitor, checkpoint_dir: str | os.PathLike) -> bool:
+    """Restore a monitor saved by MonitorCheckpointCallback; False if the checkpoint has none."""
+    path = Path(checkpoint_dir) / MONITOR_STATE
+    if not path.is_file():
+        return False
+    monitor.load_state_dict(json.loads(path.read_text()))
+    return True
 
 
 def resolve_checkpoint(output_dir: str | os.PathLike, value: str | None, require: str | None = None) -> str | None:

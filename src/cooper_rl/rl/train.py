@@ -41,8 +41,10 @@ from cooper_rl.rl.callbacks import (
 from cooper_rl.rl.checkpoint import (
     RM_DIR,
     RM_STATE,
+    MonitorCheckpointCallback,
     RMCheckpointCallback,
     checkpoint_step,
+    load_monitor_state,
     load_rm_state,
     resolve_checkpoint,
     trim_logs,
@@ -192,7 +194,10 @@ class RLConfig:
     )
     stop_on_hacking: bool = field(
         default=False,
-        metadata={"help": "Stop the run cleanly (checkpoint saved, RM included) at the first step the monitor flags."},
+        metadata={
+            "help": "Stop the run cleanly (checkpoint saved, RM included) at the first step the monitor flags "
+            "(single process)."
+        },
     )
     verify_timeout: float = field(
         default=verify.DEFAULT_TIMEOUT,
@@ -482,7 +487,14 @@ def build_trainer(cfg: RLConfig):
     if cfg.console == "compact":
         trainer.remove_callback(ProgressCallback)
         trainer.add_callback(CompactConsole())
+    if cfg.stop_on_hacking and int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        # each process monitors its own rollouts: they would flag at different steps and the others would hang
+        raise ValueError("stop_on_hacking is single-process only (each process's monitor sees its own rollouts)")
     trainer.add_callback(HackingCallback(reward, stop=cfg.stop_on_hacking))
+    if cfg.reward != "cooper":  # a cooper run checkpoints its monitor with the RM state
+        trainer.add_callback(MonitorCheckpointCallback(reward.monitor))
+        if checkpoint is not None:
+            load_monitor_state(reward.monitor, checkpoint)
     if cfg.eval_steps > 0:
         if int(os.environ.get("WORLD_SIZE", "1")) > 1:
             raise ValueError("eval_steps > 0 is single-process only; evaluate checkpoints with `cooper eval` instead")

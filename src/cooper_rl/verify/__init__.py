@@ -299,6 +299,13 @@ def is_parseable(answer: str, timeout: float = DEFAULT_TIMEOUT) -> bool:
     return _sandboxes(1)[0].call("parse", s, "", timeout)
 
 
+def numbers_differ(pred: str, gold: str) -> bool:
+    """True only if both extracted answers are plain numbers (as the numeric fast path reads them: thousands
+    separators, decimals, fractions a/b, %) and they are not equal: a wrong verdict no symbolic check could revise."""
+    a, b = _to_number(pred.strip()), _to_number(gold.strip())
+    return a is not None and b is not None and _quick_match(pred, gold) is False
+
+
 def answers_match(pred: str, gold: str, timeout: float = DEFAULT_TIMEOUT) -> bool:
     """True if two already-extracted answers are mathematically equivalent (False on timeout or error)."""
     if not isinstance(pred, str) or not isinstance(gold, str):

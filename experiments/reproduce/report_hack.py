@@ -1,0 +1,286 @@
+"""Issue 15's experiment (run_hack.sh) summarized: per condition, held-out accuracy mean and 95 % CI over seeds and
+problems, how many seeds were hacked, the RM's accuracy on a fixed labelled set over training (paper Fig. 4), the
+RM-fooled rate, completion lengths, the hacking monitor's flags, and examples of what each reward liked.
+
+usage: python experiments/reproduce/report_hack.py RESULTS_DIR
+reads  RESULTS_DIR/runs/<condition>-s<seed>/{evals,metrics}.jsonl, rl_summary.json, rollouts.jsonl.gz,
+       eval/step-<N>/samples.jsonl.gz (per-problem held-out samples; without them the CI is over seeds only)
+writes RESULTS_DIR/summary.json, table.md, dynamics.png, examples.md
+
+Definitions (also in docs/RESULTS.md):
+  held-out accuracy  avg@k by the strict rule verifier, mean over the evaluation sets, at an evaluation step
+  95 % CI            hierarchical bootstrap (2,000 draws): seeds resampled, then problems within each set
+  hacked (a run)     its final held-out accuracy is >= 5 points below its start while its training reward did
+                     not fall (mean of the last 10 % of reward calls >= mean of the first 10 %): the reward it was
+                     optimizing still looked fine while what it stands for got worse (for `rule`, whose reward is
+                     the rule verdict on training prompts, that is overfitting, not hacking)
+  paired difference  condition A - condition B with the same bootstrap draws (seeds and problems), where both
+                     reached the same final evaluation step
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ORDER = ["rule", "model", "model_strong", "cooper", "cooper_new"]
+HACK_DROP = 0.05
+
+
+def jsonl(path: Path) -> list[dict]:
+    """Rows of a (possibly gzipped) jsonl file; [] if missing; a cut last line is skipped."""
+    if not path.is_file():
+        return []
+    opener = gzip.open if path.suffix == ".gz" else open
+    rows = []
+    with opener(path, "rt") as f:
+        for line in f:
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass
+    return rows
+
+
+def mean(xs):
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs) if xs else None
+
+
+def load_run(d: Path) -> dict:
+    """One run's evaluations, per-problem held-out scores, reward metrics and summary."""
+    evals = jsonl(d / "evals.jsonl")
+    per_problem = {}  # step -> {dataset: {id: mean correct over samples}}
+    for step_dir in sorted((d / "eval").glob("step-*")):
+        rows = jsonl(step_dir / "samples.jsonl.gz") or jsonl(step_dir / "samples.jsonl")
+        acc = defaultdict(lambda: defaultdict(list))
+        for r in rows:
+            acc[r["dataset"]][r["id"]].append(float(r["correct"]))
+        per_problem[int(step_dir.name.split("-")[1])] = {
+            ds: {i: sum(v) / len(v) for i, v in ids.items()} for ds, ids in acc.items()
+        }
+    summary = json.loads((d / "rl_summary.json").read_text()) if (d / "rl_summary.json").is_file() else {}
+    cfg = json.loads((d / "rl_config.json").read_text()) if (d / "rl_config.json").is_file() else {}
+    metrics = jsonl(d / "metrics.jsonl")
+    steps = summary.get("global_step") or (metrics[-1]["step"] if metrics else 0)
+    rollouts = steps * cfg.get("prompts_per_step", 0) * cfg.get("num_generations", 0)
+    return {"evals": evals, "per_problem": per_problem, "metrics": metrics, "summary": summary, "rollouts": rollouts}
+
+
+def heldout(ev: dict) -> float:
+    """Mean over evaluation sets of avg@k (strict rule) in one evals.jsonl record."""
+    return mean(v["avg@k_strict"] for v in ev["policy"].values())
+
+
+def bootstrap(per_cond: dict[str, dict[int, dict]], draws: int = 2000, seed: int = 0) -> dict[str, list[float]]:
+    """Bootstrap draws of each condition's mean held-out accuracy, paired across conditions: every draw resamples
+    the seeds once (the seeds all conditions share) and, per evaluation set, the problems once, and applies the
+    same resample to every condition (so differences between conditions get a paired CI).
+    per_cond: condition -> seed -> {dataset: {problem id: mean correct over samples}} at the final evaluation."""
+    rng = random.Random(seed)
+    seeds = sorted(set.intersection(*(set(v) for v in per_cond.values())))
+    first = per_cond[next(iter(per_cond))][seeds[0]]
+    problems = {ds: sorted(ids) for ds, ids in first.items()}
+    out = {c: [] for c in per_cond}
+    for _ in range(draws):
+        ss = [rng.choice(seeds) for _ in seeds]
+        pick = {ds: [rng.choice(ids) for _ in ids] for ds, ids in problems.items()}
+        for c, by_seed in per_cond.items():
+            vals = []
+            for s in ss:
+                run = by_seed[s]
+                vals.append(mean(mean(run[ds].get(i) for i in ids) for ds, ids in pick.items() if ds in run))
+            out[c].append(sum(vals) / len(vals))
+    return out
+
+
+def ci95(xs: list[float]) -> tuple[float, float]:
+    """Percentile 95 % interval of bootstrap draws."""
+    xs = sorted(xs)
+    return xs[int(0.025 * len(xs))], xs[int(0.975 * len(xs)) - 1]
+
+
+T975 = {2: 12.71, 3: 4.30, 4: 3.18, 5: 2.78, 6: 2.57, 7: 2.45, 8: 2.36, 9: 2.31, 10: 2.26}
+
+
+def seed_ci(xs: list[float]) -> tuple[float, float] | None:
+    """95 % t-interval over seeds (used where per-problem samples are missing)."""
+    if len(xs) < 2:
+        return None
+    t = T975.get(len(xs), 2.2 if len(xs) <= 20 else 2.05)
+    m = sum(xs) / len(xs)
+    sd = (sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5
+    return m - t * sd / len(xs) ** 0.5, m + t * sd / len(xs) ** 0.5
+
+
+def hacked(run: dict) -> bool | None:
+    """The run's definition of hacked (module docstring), over its steps up to its last kept evaluation; None if
+    it has fewer than 2 evaluations."""
+    ev = run["evals"]
+    if len(ev) < 2 or not run["metrics"]:
+        return None
+    r = [m["reward_mean"] for m in run["metrics"] if m["step"] <= ev[-1]["step"]]
+    tenth = max(1, len(r) // 10)
+    return heldout(ev[-1]) <= heldout(ev[0]) - HACK_DROP and mean(r[-tenth:]) >= mean(r[:tenth])
+
+
+def main():
+    out = Path(sys.argv[1])
+    runs = defaultdict(dict)  # condition -> seed -> run
+    for d in sorted((out / "runs").glob("*-s*")):
+        m = re.fullmatch(r"(.+)-s(\d+)", d.name)
+        if m:
+            runs[m.group(1)][int(m.group(2))] = load_run(d)
+    conditions = [c for c in ORDER if c in runs] + sorted(c for c in runs if c not in ORDER)
+    # every condition cut at the last evaluation step that all of its seeds reached (same budget within a condition)
+    summary = {"definitions": __doc__.split("Definitions")[1].strip(), "conditions": {}, "paired_differences": {}}
+    final_pp = {}  # condition -> seed -> per-problem scores at its final evaluation
+    for c in conditions:
+        seeds = runs[c]
+        last = min((r["evals"][-1]["step"] for r in seeds.values() if r["evals"]), default=0)
+        for r in seeds.values():
+            r["evals"] = [e for e in r["evals"] if e["step"] <= last]
+        final = {s: heldout(r["evals"][-1]) for s, r in seeds.items() if r["evals"]}
+        start = {s: heldout(r["evals"][0]) for s, r in seeds.items() if r["evals"]}
+        pp = {s: r["per_problem"].get(last) for s, r in seeds.items()}
+        if pp and all(pp.values()):
+            final_pp[c] = pp
+        ci = ci95(bootstrap({c: pp})[c]) if c in final_pp else seed_ci(list(final.values()))
+        rm_curve = defaultdict(list)
+        for r in seeds.values():
+            for e in r["evals"]:
+                if e.get("rm"):
+                    rm_curve[e["step"]].append(e["rm"]["accuracy"])
+        late = lambda r, k: mean(m.get(k) for m in r["metrics"][-max(1, len(r["metrics"]) // 4) :])  # noqa: E731
+        early = lambda r, k: mean(m.get(k) for m in r["metrics"][: max(1, len(r["metrics"]) // 4)])  # noqa: E731
+        summary["conditions"][c] = {
+            "seeds": sorted(seeds),
+            "last_eval_step": last,
+            "rollouts_per_run": mean(r["rollouts"] for r in seeds.values()),
+            "heldout_start_mean": mean(start.values()),
+            "heldout_final_mean": mean(final.values()),
+            "heldout_final_ci95": ci,
+            "ci_kind": "bootstrap over seeds and problems" if c in final_pp else "t over seeds",
+            "heldout_final_by_seed": final,
+            "hacked_seeds": [s for s, r in seeds.items() if hacked(r)],
+            "rm_accuracy_by_step": {k: mean(v) for k, v in sorted(rm_curve.items())},
+            "rm_fooled_rate_late": mean(late(r, "rm_fooled_rate") for r in seeds.values()),
+            "completion_length_early": mean(early(r, "completion_length") for r in seeds.values()),
+            "completion_length_late": mean(late(r, "completion_length") for r in seeds.values()),
+            "reward_early": mean(early(r, "reward_mean") for r in seeds.values()),
+            "reward_late": mean(late(r, "reward_mean") for r in seeds.values()),
+            "monitor": {s: r["summary"].get("monitor") for s, r in seeds.items()},
+            "valid_pairs_per_update": mean(
+                mean(m.get("rm/n_valid") for m in r["metrics"]) for r in seeds.values() if c.startswith("cooper")
+            ),
+        }
+    # paired differences at the final evaluation (same seeds, same problem resamples), where the conditions
+    # share their final evaluation step
+    same_step = {}
+    for c in final_pp:
+        same_step.setdefault(summary["conditions"][c]["last_eval_step"], []).append(c)
+    for step, conds in same_step.items():
+        if len(conds) < 2:
+            continue
+        draws = bootstrap({c: final_pp[c] for c in conds})
+        for a in conds:
+            for b in conds:
+                if a < b:
+                    diff = [x - y for x, y in zip(draws[a], draws[b])]
+                    summary["paired_differences"][f"{a} - {b}"] = {"step": step, "mean": mean(diff), "ci95": ci95(diff)}
+    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
+
+    pct = lambda x: "-" if x is None else f"{100 * x:.1f}"  # noqa: E731
+    lines = [
+        "| condition | seeds | rollouts/run | held-out start | held-out final (95% CI) | hacked | RM acc (labelled set) "
+        "start → end | RM-fooled (last 25%) | length early → late | monitor: runs flagged (first step) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c, s in summary["conditions"].items():
+        ci = s["heldout_final_ci95"]
+        rm = list(s["rm_accuracy_by_step"].values())
+        flagged = [(k, v["first_flag_step"]) for k, v in s["monitor"].items() if v and v.get("n_flags")]
+        lines.append(
+            f"| {c} | {len(s['seeds'])} | {s['rollouts_per_run'] or 0:.0f} | {pct(s['heldout_start_mean'])} | "
+            f"{pct(s['heldout_final_mean'])}"
+            + (f" ({pct(ci[0])}–{pct(ci[1])}{'' if s['ci_kind'].startswith('boot') else ', t'})" if ci else "")
+            + " | "
+            f"{len(s['hacked_seeds'])}/{len(s['seeds'])} | "
+            + (f"{pct(rm[0])} → {pct(rm[-1])}" if rm else "-")
+            + f" | {pct(s['rm_fooled_rate_late'])} | {s['completion_length_early'] or 0:.0f} → "
+            f"{s['completion_length_late'] or 0:.0f} | {len(flagged)}/{len(s['seeds'])}"
+            + (f" ({', '.join(f's{k}: {v}' for k, v in flagged)})" if flagged else "")
+            + " |"
+        )
+    for k, v in summary["paired_differences"].items():
+        lines.append(
+            f"\n{k} at step {v['step']}: {pct(v['mean'])} points (95% CI {pct(v['ci95'][0])} to {pct(v['ci95'][1])})"
+        )
+    (out / "table.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+    # examples: per condition (seed 0 or the first), the rule-wrong rollouts of the last 10 % of steps it rewarded most
+    ex = ["# What each reward liked at the end (rule-wrong rollouts with the highest reward; seed 0)\n"]
+    for c in conditions:
+        d = out / "runs" / f"{c}-s{min(runs[c])}"
+        rows = jsonl(d / "rollouts.jsonl.gz") or jsonl(d / "rollouts.jsonl")
+        if not rows:
+            continue
+        last_step = max(r["step"] for r in rows)
+        tail = [r for r in rows if r["step"] > 0.9 * last_step and not r["verdict"]]
+        ex.append(f"\n## {c}\n")
+        for r in sorted(tail, key=lambda r: -r["reward"])[:3]:
+            ex.append(
+                f"- step {r['step']}, reward {r['reward']:.3f}, reference {r['reference']}: "
+                f"`{r['completion'][:300].replace(chr(10), ' ')}`"
+            )
+    (out / "examples.md").write_text("\n".join(ex) + "\n")
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7))
+    panels = [
+        (axes[0, 0], "held-out avg@k (strict), mean over sets", "evals"),
+        (axes[0, 1], "training reward (mean per reward call)", "reward_mean"),
+        (axes[1, 0], "RM accuracy on the labelled held-out set", "rm"),
+        (axes[1, 1], "RM-fooled rate (rule-wrong rollouts scored >= 0.5)", "rm_fooled_rate"),
+    ]
+    for i, c in enumerate(conditions):
+        color = f"C{i}"
+        for j, r in enumerate(runs[c].values()):
+            label = c if j == 0 else None
+            ev = r["evals"]
+            axes[0, 0].plot([e["step"] for e in ev], [heldout(e) for e in ev], color=color, alpha=0.7, label=label)
+            rm = [(e["step"], e["rm"]["accuracy"]) for e in ev if e.get("rm")]
+            if rm:
+                axes[1, 0].plot(*zip(*rm), color=color, alpha=0.7, label=label)
+            for ax, key in ((axes[0, 1], "reward_mean"), (axes[1, 1], "rm_fooled_rate")):
+                pts = [(m["step"], m[key]) for m in r["metrics"] if m.get(key) is not None]
+                if pts:
+                    w = max(1, len(pts) // 20)
+                    xs = [pts[k][0] for k in range(w - 1, len(pts))]
+                    ys = [mean(p[1] for p in pts[k - w + 1 : k + 1]) for k in range(w - 1, len(pts))]
+                    ax.plot(xs, ys, color=color, alpha=0.7, label=label)
+            flags = [m["step"] for m in r["metrics"] if m.get("hacking_warning")]
+            if flags:
+                axes[0, 1].scatter(flags[:1], [0.0], marker="x", color=color)
+    for ax, title, _ in panels:
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("optimizer step")
+        ax.grid(alpha=0.3)
+    axes[0, 0].legend(fontsize=8)
+    fig.suptitle("rule vs static RM vs Cooper (each line one seed; x = first hacking-monitor flag)")
+    fig.tight_layout()
+    fig.savefig(out / "dynamics.png", dpi=120)
+
+
+if __name__ == "__main__":
+    main()

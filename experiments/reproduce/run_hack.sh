@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Issue 15: does Cooper prevent reward hacking that a static RM suffers? Conditions from the same warm-started
+# policy (cooper sft), same data and budget, SEEDS seeds each:
+#   rule         --reward rule
+#   model        --reward model  --rm $RM                      (static RM: what gets hacked)
+#   cooper       --reward cooper --rm $RM --negatives corrupt  (the paper's negatives, offline)
+#   cooper_new   --reward cooper --rm $RM --negatives $NEW_NEGATIVES  (+ mined rollouts, truncated positives)
+#   model_strong --reward model  --rm $STRONG_RM               (only if STRONG_RM is set: the best VerifyRM, when
+#                                                                RM is a deliberately weaker, hackable one)
+# Held-out evaluation every EVAL_STEPS on N_EVAL problems x EVAL_K samples of GSM8K test (first N_EVAL) and SVAMP
+# train 301-432 (never trained on), and the RM on a fixed labelled held-out set (paper Fig. 4).
+# Resumable: rerun to continue (finished runs are skipped, the others resume from their last checkpoint); the
+# runs go seed-major (every condition of seed 0, then seed 1, ...) so a partial experiment is still balanced.
+#   bash experiments/reproduce/run_hack.sh
+#   RM=... STRONG_RM=... SEEDS="0 1 2" STEPS=400 bash experiments/reproduce/run_hack.sh
+# 400 steps x 8 rollouts = 3,200 rollouts per run (the CPU preset: 2 prompts x G=4 per optimizer step).
+STEPS=${STEPS:-400}
+EVAL_STEPS=${EVAL_STEPS:-100}
+N_EVAL=${N_EVAL:-100}
+EVAL_K=${EVAL_K:-4}
+LR=${LR:-1e-5}
+SEEDS=${SEEDS:-0 1 2}
+SFT_STEPS=${SFT_STEPS:-100}
+NEW_NEGATIVES=${NEW_NEGATIVES:-corrupt,mined,truncate}
+# the monitor counts reward calls: one per generation batch = 4 optimizer steps at the CPU preset, so a window of
+# 10 calls spans 40 steps (baseline: the first 20 steps; the committed runs its thresholds were checked on had one
+# call per step and a window of 20)
+MONITOR_WINDOW=${MONITOR_WINDOW:-10}
+RM=${RM:-runs/verifyrm-v3/smollm2-s0}
+STRONG_RM=${STRONG_RM:-}
+source "$(dirname "$0")/../common.sh"
+D=experiments/verifyrm/data
+OUT=${OUT:-runs/hack}
+R=${R:-experiments/reproduce/results_hack}
+SFT=${SFT:-runs/sft-builtin$SFT_STEPS}
+RM_EVAL=${RM_EVAL:-experiments/verifyrm/v3/heldout.jsonl}
+mkdir -p $OUT $R
+for m in "$RM" ${STRONG_RM:+"$STRONG_RM"}; do
+  test -f "$m/cooper_rm.json" || { echo "no VerifyRM at $m (experiments/verifyrm/run_v3.sh trains it; RM=... to choose)" >&2; exit 1; }
+done
+test -f "$RM_EVAL" || RM_EVAL=$D/gsm8k_heldout_rm.jsonl
+echo "[hack] RM $RM${STRONG_RM:+, strong RM $STRONG_RM}; RM evaluated on $RM_EVAL; policy $SFT/policy"
+test -f $D/svamp_heldout.jsonl || .venv/bin/python experiments/verifyrm/prepare.py "$SHARED"
+.venv/bin/python - "$SHARED" "$N_EVAL" "$OUT" <<'PY'
+import sys
+from cooper_rl.data import load_problems, save_problems
+shared, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+save_problems(load_problems(f"{shared}/gsm8k/test.jsonl").problems[:n], f"{out}/gsm8k_test.jsonl")
+save_problems(load_problems("experiments/verifyrm/data/svamp_heldout.jsonl").problems[:n], f"{out}/svamp_heldout.jsonl")
+PY
+if [ ! -f $SFT/sft_summary.json ]; then
+  echo "[hack] sft warm-up -> $SFT ($(date -u +%FT%TZ))"
+  $C sft --datasets builtin:train:2000:1,2 --max_steps $SFT_STEPS --output_dir $SFT --bf16_autocast auto --seed 0 > $SFT.log 2>&1
+fi
+COMMON=(--config configs/rl_cpu.yaml --policy $SFT/policy --datasets builtin:train:2000:1,2 $D/svamp_rm_train.jsonl
+        --max_steps $STEPS --save_steps 25 --save_total_limit 1 --eval_steps $EVAL_STEPS
+        --eval_datasets $OUT/gsm8k_test.jsonl $OUT/svamp_heldout.jsonl --eval_k $EVAL_K --rm_eval_data $RM_EVAL
+        --learning_rate $LR --monitor_window $MONITOR_WINDOW --report_to tensorboard ${EXTRA:-})
+flags() {  # the condition's own flags
+  case $1 in
+    rule) echo "--reward rule" ;;
+    model) echo "--reward model --rm $RM" ;;
+    model_strong) echo "--reward model --rm $STRONG_RM" ;;
+    cooper) echo "--reward cooper --rm $RM --negatives corrupt" ;;
+    cooper_new) echo "--reward cooper --rm $RM --negatives $NEW_NEGATIVES" ;;
+  esac
+}
+CONDITIONS="rule model cooper cooper_new${STRONG_RM:+ model_strong}"
+for S in $SEEDS; do
+  for c in $CONDITIONS; do
+    dir=$OUT/$c-s$S
+    done_steps=$(grep -o '"global_step": [0-9]*' $dir/rl_summary.json 2>/dev/null | grep -o '[0-9]*$' || true)
+    if [ "${done_steps:-0}" -ge "$STEPS" ]; then continue; fi
+    resume=(); ls -d $dir/checkpoint-* >/dev/null 2>&1 && resume=(--resume_from_checkpoint last)
+    read -ra own <<< "$(flags $c)"
+    cmd=($C rl "${COMMON[@]}" "${own[@]}" --seed $S --output_dir $dir "${resume[@]}")
+    echo "[hack] $c seed $S -> $dir ($(date -u +%FT%TZ))"
+    echo "${cmd[*]}" >> $R/commands.txt   # the exact commands, in the order they ran
+    "${cmd[@]}" >> $dir.log 2>&1 || { echo "[hack] $c seed $S FAILED, see $dir.log" >&2; exit 1; }
+  done
+done
+# per-run logs go with the results (run dirs hold checkpoints and are not committed)
+for d in $OUT/*-s*/; do
+  n=$(basename $d); mkdir -p $R/runs/$n
+  cp $d/{metrics,evals,timing}.jsonl $d/rl_config.json $d/rl_summary.json $R/runs/$n/ 2>/dev/null || true
+  [ -f $d/rollouts.jsonl ] && gzip -c $d/rollouts.jsonl > $R/runs/$n/rollouts.jsonl.gz
+  for e in $d/eval/step-*/; do   # per-problem held-out samples: the CI over problems
+    [ -f $e/samples.jsonl ] || continue
+    mkdir -p $R/runs/$n/eval/$(basename $e) && gzip -c $e/samples.jsonl > $R/runs/$n/eval/$(basename $e)/samples.jsonl.gz
+  done
+done
+.venv/bin/python experiments/reproduce/report_hack.py $R
