@@ -18,7 +18,9 @@ Logs and trackers: output_dir/rl/metrics.jsonl, and TensorBoard event files in o
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import shutil
 import time
@@ -41,7 +43,13 @@ class DemoConfig:
     rm_problems: int = field(
         default=600, metadata={"help": "Built-in train problems whose solutions make the RM data (rm-data rows)."}
     )
-    rm_steps: int = field(default=100, metadata={"help": "Optimizer steps of the demo RM's training."})
+    rm_steps: int = field(
+        default=40,
+        metadata={
+            "help": "Optimizer steps of the demo RM's training (MiniLM stays near the class prior on these rows in "
+            "100 steps too: docs/VERIFYRM.md)."
+        },
+    )
     rm_batch_size: int = field(default=16, metadata={"help": "Rows per RM training step."})
     rm: str | None = field(default=None, metadata={"help": "Use this trained VerifyRM dir instead of building one."})
     sft_steps: int = field(
@@ -82,9 +90,23 @@ def _key(**settings) -> str:
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:12]
 
 
+def _quiet_rm_data(rm_data_cfg) -> dict:
+    """`cooper rm-data` with its per-category table kept off the console (it is in the stats file): one line."""
+    from cooper_rl.rm.build import run_rm_data
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        stats = run_rm_data(rm_data_cfg)
+    n = sum(c["n"] for c in stats["per_category"].values())
+    pos = sum(c["positive"] for c in stats["per_category"].values())
+    print(
+        f"[demo] rm-data: {n} labelled rows ({pos} correct) in {len(stats['per_category'])} categories -> {rm_data_cfg.output}"
+    )
+    return stats
+
+
 def build_demo_rm(cfg: DemoConfig, work: Path) -> tuple[str, dict]:
     """(path of a VerifyRM trained on rm-data rows of built-in problems, info); reused from the cache when present."""
-    from cooper_rl.rm.build import RMDataConfig, run_rm_data
+    from cooper_rl.rm.build import RMDataConfig
     from cooper_rl.rm.train import TrainRMConfig, run_train_rm
 
     key = _key(v=3, backbone=cfg.rm_backbone, n=cfg.rm_problems, steps=cfg.rm_steps, b=cfg.rm_batch_size, s=cfg.seed)
@@ -92,7 +114,7 @@ def build_demo_rm(cfg: DemoConfig, work: Path) -> tuple[str, dict]:
     if (out / "train_metrics.json").is_file():  # written last: a killed training leaves no usable entry
         return str(out), {"cached": True, **json.loads((out / "train_metrics.json").read_text())}
     data = work / "rm_train.jsonl"
-    run_rm_data(RMDataConfig(solutions=[f"builtin:train:{cfg.rm_problems}"], output=str(data), seed=cfg.seed))
+    _quiet_rm_data(RMDataConfig(solutions=[f"builtin:train:{cfg.rm_problems}"], output=str(data), seed=cfg.seed))
     report = run_train_rm(
         TrainRMConfig(
             data=str(data),
@@ -174,11 +196,16 @@ def _pct(x) -> str:
 
 def run_demo(cfg: DemoConfig) -> dict:
     """Run the whole pipeline; print the summary; return it as a dict (also written to demo_summary.json)."""
+    import datasets
+    from transformers.utils import logging as hf_logging
+
     from cooper_rl.evaluate import EvalConfig, evaluate
     from cooper_rl.plot import PlotConfig, plot_runs
     from cooper_rl.rl.train import RLConfig, run_rl
-    from cooper_rl.rm.build import RMDataConfig, run_rm_data
+    from cooper_rl.rm.build import RMDataConfig
 
+    hf_logging.disable_progress_bar()  # weight loading/saving bars; the long phases keep their own bars
+    datasets.disable_progress_bars()  # tokenizing/mapping bars of the warm-up
     t0 = time.time()
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -198,7 +225,7 @@ def run_demo(cfg: DemoConfig) -> dict:
     print("[demo] 3/5 starting point: policy avg@k, RM accuracy on held-out rows", flush=True)
     t = time.time()
     rm_rows = out / "rm_heldout.jsonl"
-    run_rm_data(
+    _quiet_rm_data(
         RMDataConfig(
             solutions=[f"builtin:test:{cfg.rm_eval_problems}:{levels}"], mode="suite", output=str(rm_rows), seed=1
         )

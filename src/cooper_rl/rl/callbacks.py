@@ -33,6 +33,7 @@ from pathlib import Path
 
 import torch
 from transformers import TrainerCallback
+from transformers.trainer_callback import ProgressCallback
 
 from cooper_rl.io import append_jsonl
 from cooper_rl.rl.trl_internals import restore_unautocast_forward, wrap_trainer_method
@@ -167,6 +168,20 @@ def bf16_rollout_copy(trainer, dtype=torch.bfloat16):
 
     wrap_trainer_method(trainer, "generate", wrap)
     return copy
+
+
+class BarOnlyProgress(ProgressCallback):
+    """transformers' progress bars without the raw log dicts it prints on every log (the numbers still reach the
+    logs and trackers): the console of `cooper sft` and `cooper train-rm`."""
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        """Print nothing."""
+
+
+def bar_only_progress(trainer) -> None:
+    """Swap a Trainer's ProgressCallback for BarOnlyProgress."""
+    trainer.remove_callback(ProgressCallback)
+    trainer.add_callback(BarOnlyProgress)
 
 
 class CompactConsole(TrainerCallback):

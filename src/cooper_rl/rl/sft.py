@@ -107,6 +107,7 @@ def run_sft(cfg: SFTRunConfig) -> dict:
     from trl import SFTConfig, SFTTrainer
 
     from cooper_rl.models import load_tokenizer, resolve_model
+    from cooper_rl.rl.callbacks import bar_only_progress
     from cooper_rl.rl.checkpoint import resolve_checkpoint
 
     out = Path(cfg.output_dir)
@@ -138,6 +139,7 @@ def run_sft(cfg: SFTRunConfig) -> dict:
     trainer = SFTTrainer(
         model=resolve_model(cfg.policy), args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer
     )
+    bar_only_progress(trainer)  # progress bar, no raw log dicts on the console
     result = trainer.train(resume_from_checkpoint=checkpoint)
     policy_dir = out / "policy"
     trainer.save_model(str(policy_dir))  # safetensors

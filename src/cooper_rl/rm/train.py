@@ -238,6 +238,9 @@ def run_train_rm(cfg: TrainRMConfig) -> dict:
         data_collator=RMCollator(rm.tokenizer.pad_token_id),
         compute_metrics=compute_metrics,
     )
+    from cooper_rl.rl.callbacks import bar_only_progress
+
+    bar_only_progress(trainer)  # progress bar, no raw log dicts on the console
     t0 = time.time()
     try:
         train_out = trainer.train(resume_from_checkpoint=resume)
