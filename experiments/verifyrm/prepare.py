@@ -112,7 +112,10 @@ for p in gsm:
         held.append(
             {"question": p.question, "reference": p.answer, "completion": neg, "label": 0, "answer_type": "corrupted"}
         )
-write(OUT / "gsm8k_heldout_rm.jsonl", held)
+# the committed held-out set is evaluation data of committed results: never rewritten (corrupt_solution has changed
+# since it was made, so a rebuild differs); delete it by hand to rebuild
+if not (OUT / "gsm8k_heldout_rm.jsonl").is_file():
+    write(OUT / "gsm8k_heldout_rm.jsonl", held)
 print(
     json.dumps(
         {
