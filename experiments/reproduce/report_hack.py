@@ -196,6 +196,7 @@ def main():
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
 
     pct = lambda x: "-" if x is None else f"{100 * x:.1f}"  # noqa: E731
+    num = lambda x: "-" if x is None else f"{x:.0f}"  # noqa: E731
     lines = [
         "| condition | seeds | rollouts/run | held-out start | held-out final (95% CI) | hacked | RM acc (labelled set) "
         "start → end | RM-fooled (last 25%) | length early → late | monitor: runs flagged (first step) |",
@@ -212,8 +213,8 @@ def main():
             + " | "
             f"{len(s['hacked_seeds'])}/{len(s['seeds'])} | "
             + (f"{pct(rm[0])} → {pct(rm[-1])}" if rm else "-")
-            + f" | {pct(s['rm_fooled_rate_late'])} | {s['completion_length_early'] or 0:.0f} → "
-            f"{s['completion_length_late'] or 0:.0f} | {len(flagged)}/{len(s['seeds'])}"
+            + f" | {pct(s['rm_fooled_rate_late'])} | {num(s['completion_length_early'])} → "
+            f"{num(s['completion_length_late'])} | {len(flagged)}/{len(s['seeds'])}"
             + (f" ({', '.join(f's{k}: {v}' for k, v in flagged)})" if flagged else "")
             + " |"
         )
