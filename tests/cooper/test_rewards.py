@@ -63,8 +63,10 @@ def test_model_reward_is_frozen_rm_score(rm, tmp_path):
     assert same(before, weights(rm))
     expected = sum((s >= 0.5) == bool(v) for s, v in zip(out, VERDICTS)) / 4
     assert logged["cooper/rm_rule_agreement"] == expected and logged["cooper/rule_accuracy"] == 0.5
-    assert logged["cooper/hacking_warning"] == 0.0
+    assert logged["cooper/hacking_warning"] == 0.0 and logged["cooper/monitor_ready"] == 0.0  # 1 call < window 2
     assert "rule_accuracy" in json.loads((tmp_path / "m.jsonl").read_text())
+    _, logged = call(reward, TEXTS, step=1)
+    assert logged["cooper/monitor_ready"] == 1.0
 
 
 def test_cooper_reward_returns_scores_from_before_its_update(rm, tmp_path):

@@ -228,6 +228,8 @@ class CompactConsole(TrainerCallback):
         elif flag > 0:  # which checks fired (cooper/monitor.py), shortened
             fired = [c for c in MONITOR_SHORT if logs.get(f"cooper/monitor/{c}", 0) > 0]
             flag = "!" + ",".join(MONITOR_SHORT[c] for c in fired) if fired else "HACKING"
+        elif logs.get("cooper/monitor_ready", 1) == 0:  # fewer reward calls than the monitor's window so far
+            flag = "warm-up"
         else:
             flag = "ok"
         self.print(f"{state.global_step:>4}/{state.max_steps:<4} " + " ".join(cols) + f" {flag:>8} {per_step:>7.1f}")
