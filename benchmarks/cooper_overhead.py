@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import RESULTS, median, write_result  # noqa: E402
+from common import RESULTS, machine, median, write_result  # noqa: E402
 from cooper_rl.io import atomic_write_json  # noqa: E402
 from throughput import run  # noqa: E402
 
@@ -159,8 +159,6 @@ def main():
     write_result("cooper_overhead", result)
     tp = RESULTS / "throughput.json"
     if tp.is_file() and headline:
-        from common import machine
-
         here = machine()
         merged = {
             **json.loads(tp.read_text()),

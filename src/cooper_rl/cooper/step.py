@@ -42,12 +42,11 @@ def rollout_groups(pos, questions, references, completions, scores, verdicts) ->
     """For each positive index: the other rollouts of its prompt as (completion, RM score, strict rule verdict) --
     what `mined` negatives choose from (scores: the RM's, before this step's update; None gives 0.0)."""
     scores = scores if scores is not None else [0.0] * len(completions)
+    by_prompt: dict[tuple[str, str], list[int]] = {}
+    for j, key in enumerate(zip(questions, references)):
+        by_prompt.setdefault(key, []).append(j)
     return [
-        [
-            (completions[j], scores[j], bool(verdicts[j]))
-            for j in range(len(completions))
-            if j != i and (questions[j], references[j]) == (questions[i], references[i])
-        ]
+        [(completions[j], scores[j], bool(verdicts[j])) for j in by_prompt[questions[i], references[i]] if j != i]
         for i in pos
     ]
 
