@@ -28,6 +28,7 @@ def test_warm_up_is_cached_by_its_settings(assets, tmp_path, monkeypatch, one_th
     path, info = build_demo_policy(cfg)
     assert not info["cached"] and info["global_step"] == 2 and (tmp_path / "cache") in Path(path).parents
     assert (Path(path) / "model.safetensors").is_file()
+    assert not list(Path(path).parent.glob("checkpoint-*"))  # no trainer checkpoint (1.6 GB at SmolLM2 size)
     path2, info2 = build_demo_policy(cfg)
     assert path2 == path and info2["cached"]
     assert build_demo_policy(DemoConfig(model=cfg.model, sft_steps=0))[0] == cfg.model  # no warm-up asked
@@ -35,12 +36,14 @@ def test_warm_up_is_cached_by_its_settings(assets, tmp_path, monkeypatch, one_th
 
 def test_cooper_activity_sums_the_steps():
     rows = [
-        {"rule_accuracy": 0.25, "rm/n_valid": 2, "rm/n_pairs": 3, "rm/invalid/still_correct": 1, "rm_fooled_rate": 0.5},
+        {"rule_accuracy": 0.25, "rm/n_valid": 2, "rm/n_pairs": 3, "rm/invalid/still_correct": 1, "rm_fooled_rate": 0.5}
+        | {"rm/valid/corrupt": 1, "rm/valid/mined": 1, "rm/valid/truncate": 0},
         {"rule_accuracy": 0.5, "rm/n_valid": 0, "rm/n_pairs": 0, "rm/invalid/no_positive": 2, "rm_fooled_rate": None},
     ]
     a = cooper_activity(rows)
     assert (a["valid_pairs"], a["pairs_tried"], a["rm_updates"]) == (2, 3, 1)
     assert a["invalid"] == {"still_correct": 1, "no_positive": 2} and a["rm_fooled_rate_mean"] == 0.5
+    assert a["valid_by_kind"] == {"corrupt": 1, "mined": 1}
     assert (a["rule_accuracy_first"], a["rule_accuracy_last"], a["rule_accuracy_mean"]) == (0.25, 0.5, 0.375)
 
 

@@ -7,8 +7,8 @@
      Cached the same way.
   3. The starting point: policy avg@k on built-in test problems; RM accuracy on held-out labelled rows (every
      rm-data category on built-in test problems).
-  4. Cooper RL (`cooper rl --reward cooper`, corrupt negatives): one console line per step; the RM is updated
-     on (verified rollout, corrupted rewrite) pairs.
+  4. Cooper RL (`cooper rl --reward cooper`, negatives corrupt + mined + truncate): one console line per step;
+     the RM is updated on (verified rollout, negative) pairs.
   5. The same measurements after; a summary of the co-optimization (pairs made, invalid negatives by reason, rule
      accuracy of the rollouts, RM-fooled rate, RM accuracy before -> after) and the dynamics figure.
 
@@ -67,11 +67,21 @@ class DemoConfig:
     max_new_tokens: int = field(
         default=96, metadata={"help": "Longest completion in RL rollouts and evaluations, in tokens."}
     )
-    rl_steps: int = field(default=12, metadata={"help": "Cooper RL steps (optimizer steps)."})
+    rl_steps: int = field(
+        default=8,
+        metadata={"help": "Cooper RL steps (optimizer steps; 4 share a generation batch, one RM update each batch)."},
+    )
     num_generations: int = field(default=4, metadata={"help": "G: rollouts per prompt."})
     prompts_per_step: int = field(default=2, metadata={"help": "Prompts per RL step."})
     pairs_per_prompt: int = field(
         default=2, metadata={"help": "Cooper pairs per prompt (distinct verified rollouts of it; paper: 1)."}
+    )
+    negatives: str = field(
+        default="corrupt,mined,truncate",
+        metadata={
+            "help": "Negatives of the Cooper step (cooper rl --negatives): corrupt = the paper's offline rewrite; "
+            "mined, truncate: beyond the paper, one pair per positive and kind."
+        },
     )
     learning_rate: float = field(
         default=1e-6, metadata={"help": "Policy learning rate of the Cooper RL run (paper: 1e-6)."}
@@ -149,13 +159,12 @@ def build_demo_policy(cfg: DemoConfig) -> tuple[str, dict]:
             datasets=[f"builtin:train:2000:{cfg.levels}"],
             max_steps=cfg.sft_steps,
             batch_size=cfg.sft_batch_size,
-            save_steps=max(1, cfg.sft_steps),
+            save_steps=0,  # no trainer checkpoint (1.6 GB with the optimizer): a killed warm-up starts over
             bf16_autocast="auto",
             output_dir=str(out),
             seed=cfg.seed,
         )
     )
-    shutil.rmtree(out / f"checkpoint-{summary['global_step']}", ignore_errors=True)  # the policy/ dir is enough
     return str(out / "policy"), {"cached": False, **summary}
 
 
@@ -174,14 +183,16 @@ def rm_accuracy(rm_path: str, rows_path: Path) -> dict:
 
 def cooper_activity(metrics: list[dict]) -> dict:
     """What the Cooper step did over a run, from its metrics.jsonl rows (one per reward call)."""
-    invalid = Counter()
+    invalid, valid = Counter(), Counter()
     for m in metrics:
         invalid.update({k.split("/", 2)[2]: int(v) for k, v in m.items() if k.startswith("rm/invalid/") and v})
+        valid.update({k.split("/", 2)[2]: int(v) for k, v in m.items() if k.startswith("rm/valid/") and v})
     fooled = [m["rm_fooled_rate"] for m in metrics if m.get("rm_fooled_rate") is not None]
     return {
         "rm_updates": sum(1 for m in metrics if m.get("rm/n_valid", 0) > 0),
         "valid_pairs": sum(int(m.get("rm/n_valid", 0)) for m in metrics),
         "pairs_tried": sum(int(m.get("rm/n_pairs", 0)) for m in metrics),
+        "valid_by_kind": dict(valid),
         "invalid": dict(invalid),
         "rule_accuracy_first": metrics[0]["rule_accuracy"] if metrics else None,
         "rule_accuracy_last": metrics[-1]["rule_accuracy"] if metrics else None,
@@ -261,6 +272,7 @@ def run_demo(cfg: DemoConfig) -> dict:
             num_generations=cfg.num_generations,
             prompts_per_step=cfg.prompts_per_step,
             pairs_per_prompt=cfg.pairs_per_prompt,
+            negatives=cfg.negatives,
             learning_rate=cfg.learning_rate,
             max_completion_length=cfg.max_new_tokens,
             max_steps=cfg.rl_steps,
@@ -308,6 +320,7 @@ def run_demo(cfg: DemoConfig) -> dict:
     }
     atomic_write_json(out / "demo_summary.json", summary)
     inv = ", ".join(f"{k} {v}" for k, v in sorted(activity["invalid"].items())) or "none"
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(activity["valid_by_kind"].items())) or cfg.negatives
     print(
         f"\n== cooper demo: {cfg.rl_steps} RL steps, {cfg.n_problems} built-in test problems x {cfg.k} samples ==\n"
         f"{'':<34}{'before':>10}{'after':>10}\n"
@@ -316,7 +329,7 @@ def run_demo(cfg: DemoConfig) -> dict:
         f"{'RM accuracy, held-out rows':<34}{_pct(rm_before['accuracy']):>10}{_pct(rm_after['accuracy']):>10}\n"
         f"{'RM fooled rate, held-out wrong':<34}{_pct(rm_before['fooled_rate']):>10}{_pct(rm_after['fooled_rate']):>10}\n"
         f"Cooper step: {activity['valid_pairs']} valid pairs of {activity['pairs_tried']} tried in "
-        f"{activity['rm_updates']} RM updates (negatives: corrupt; invalid: {inv})\n"
+        f"{activity['rm_updates']} RM updates (valid negatives: {kinds}; invalid: {inv})\n"
         f"rollouts: rule accuracy {_pct(activity['rule_accuracy_mean'])} (first batch "
         f"{_pct(activity['rule_accuracy_first'])}, last {_pct(activity['rule_accuracy_last'])}); "
         f"RM-fooled rate {_pct(activity['rm_fooled_rate_mean'])}\n"

@@ -62,7 +62,18 @@ class SFTRunConfig:
         },
     )
     save_steps: int = field(
-        default=50, metadata={"help": "Checkpoint every N steps (the last one is kept, for --resume_from_checkpoint)."}
+        default=50,
+        metadata={
+            "help": "Checkpoint every N steps (the last one is kept, for --resume_from_checkpoint); 0: no "
+            "checkpoints, only the final policy/ (a killed run starts over)."
+        },
+    )
+    compact_lm_head: bool = field(
+        default=True,
+        metadata={
+            "help": "On CPU, TRL's fused LM head scores only the solution positions (identical loss and gradients, "
+            "less work: the prompt is ~2/3 of each row); false: TRL's CPU path, which scores every position."
+        },
     )
     resume_from_checkpoint: str | None = field(
         default=None, metadata={"help": "A checkpoint-N dir, or 'last' for the newest complete one in output_dir."}
@@ -109,7 +120,10 @@ def run_sft(cfg: SFTRunConfig) -> dict:
     from cooper_rl.models import load_tokenizer, resolve_model
     from cooper_rl.rl.callbacks import bar_only_progress
     from cooper_rl.rl.checkpoint import resolve_checkpoint
+    from cooper_rl.rl.trl_internals import score_completions_only
 
+    if cfg.compact_lm_head and not torch.cuda.is_available():
+        score_completions_only()  # the prompt and padding positions would also go through the 49k-word head
     out = Path(cfg.output_dir)
     checkpoint = resolve_checkpoint(out, cfg.resume_from_checkpoint)  # before any work: a bad value fails at once
     out.mkdir(parents=True, exist_ok=True)
@@ -128,8 +142,8 @@ def run_sft(cfg: SFTRunConfig) -> dict:
         max_length=cfg.max_length,
         completion_only_loss=True,
         logging_steps=5,
-        save_strategy="steps",
-        save_steps=cfg.save_steps,
+        save_strategy="steps" if cfg.save_steps > 0 else "no",
+        save_steps=max(cfg.save_steps, 1),
         save_total_limit=1,
         report_to="none",
         bf16=cfg.bf16_autocast,

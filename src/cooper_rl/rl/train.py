@@ -15,7 +15,6 @@ Callbacks add per-step timing, fp32 rollouts under bf16 autocast and periodic ev
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -530,5 +529,6 @@ def run_rl(cfg: RLConfig) -> dict:
         summary["rm_dir"] = str(out / "rm")
     if trainer.is_world_process_zero():
         atomic_write_json(out / "rl_summary.json", summary)
-    print(json.dumps({k: summary[k] for k in ("output_dir", "reward", "global_step", "n_prompts")}))
+    if trainer.is_world_process_zero():
+        print(f"[rl] {summary['global_step']} steps, reward {summary['reward']}: {out}/rl_summary.json", flush=True)
     return summary
