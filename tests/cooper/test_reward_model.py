@@ -263,3 +263,33 @@ def test_autocast_scores_match_fp32_and_updates_keep_fp32_weights(rm):
     out = rm.pairwise_update(qs[:2], refs[:2], comps[:2], comps[2:])
     assert out["n_valid"] == 2 and out["rm_loss"] is not None
     assert all(p.dtype == torch.float32 for p in rm.model.parameters())
+
+
+def test_decoder_rm_shares_each_prompts_prefix_with_the_same_scores_and_gradients(tmp_path):
+    """On a decoder backbone the rollouts of one prompt share the question + reference forward (KV cache); scores,
+    logits and gradients equal those of whole-sequence forwards (groups of unequal lengths, a prompt with one
+    rollout, a group split across score batches, a completion cut by max_length)."""
+    from tiny import save_tiny_llama, tiny_rm
+
+    rm = VerifyRM.from_pretrained(save_tiny_llama(tmp_path / "llama"), max_length=96, device="cpu")
+    assert rm.share_prefix and not tiny_rm(tmp_path / "bert").share_prefix  # BERT attends both ways: no sharing
+    qs = ["What is 3 + 4?"] * 3 + ["Tom has 12 apples and eats 5. How many are left?"] * 4 + ["What is 1 + 1?"]
+    refs = ["7"] * 3 + ["7"] * 4 + ["2"]
+    comps = ["3 + 4 = 7. \\boxed{7}", "\\boxed{8}", "It is seven.", "12 - 5 = 7\n#### 7", "7", "12 + 5 = 17"]
+    comps += ["step " * 60 + "\\boxed{7}", "\\boxed{2}"]
+
+    def run(share: bool, batch_size: int):
+        rm.share_prefix = share
+        scores = rm.score(qs, refs, comps, batch_size=batch_size)
+        rm.model.zero_grad(set_to_none=True)
+        logits = rm.logits(qs, refs, comps)
+        (logits * torch.linspace(-1, 1, len(qs))).sum().backward()
+        return scores, logits.detach(), [p.grad.clone() for p in rm.model.parameters()]
+
+    plain = run(False, 64)
+    for batch_size in (64, 5):
+        shared = run(True, batch_size)
+        assert shared[0] == pytest.approx(plain[0], abs=1e-5)
+        assert torch.allclose(shared[1], plain[1], atol=1e-5)
+        assert all(torch.allclose(a, b, atol=1e-5) for a, b in zip(shared[2], plain[2]))
+    assert len(set(plain[0])) == len(qs)  # the scores differ: the comparison is not between constants

@@ -107,6 +107,31 @@ def encode_rm_inputs(tokenizer, questions, references, completions, max_length: 
     return out
 
 
+MIN_SHARED_PREFIX = 8  # tokens: a shorter common prefix is not worth a forward of its own
+
+
+def is_decoder_only(model) -> bool:
+    """Whether the backbone is a decoder-only LM (causal attention: the keys/values of a prefix do not depend on the
+    tokens after it, so sequences that start alike can share the prefix's forward)."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    kind = getattr(model.config, "model_type", None)
+    return kind in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and kind not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+
+def common_prefix_length(seqs: list[list[int]]) -> int:
+    """Length of the longest common prefix of token id lists, leaving at least one token of each after it."""
+    n = min(len(x) for x in seqs) - 1
+    first = seqs[0]
+    for i in range(max(n, 0)):
+        if any(x[i] != first[i] for x in seqs[1:]):
+            return i
+    return max(n, 0)
+
+
 def _distributed() -> bool:
     """True inside an initialised torch.distributed group of more than one process."""
     return (
@@ -141,6 +166,8 @@ class VerifyRM:
         self.max_grad_norm = 1.0
         self.autocast = False
         self.new_parameters: list[str] = []  # names of weights initialised at load (a fresh classification head)
+        # Rollouts of one prompt share the question + reference prefix: a decoder computes it once (KV cache)
+        self.share_prefix = is_decoder_only(model)
 
     @property
     def device(self) -> torch.device:
@@ -232,20 +259,75 @@ class VerifyRM:
         """encode_rm_inputs with this RM's tokenizer and max_length."""
         return encode_rm_inputs(self.tokenizer, questions, references, completions, self.max_length)
 
-    def _forward(self, ids: list[list[int]]) -> torch.Tensor:
-        """One logit per sequence for a right-padded batch of token id lists."""
-        if not ids:
-            return torch.zeros(0, device=self.device)
+    def _padded(self, ids: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """(input_ids, attention_mask) of token id lists, right-padded to the longest."""
         width = max(len(x) for x in ids)
         pad = self.tokenizer.pad_token_id
         input_ids = torch.tensor([x + [pad] * (width - len(x)) for x in ids], device=self.device)
         mask = torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x in ids], device=self.device)
+        return input_ids, mask
+
+    def _forward(self, ids: list[list[int]]) -> torch.Tensor:
+        """One logit per sequence for a right-padded batch of token id lists."""
+        if not ids:
+            return torch.zeros(0, device=self.device)
+        input_ids, mask = self._padded(ids)
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
             return self.model(input_ids=input_ids, attention_mask=mask).logits.squeeze(-1).float()
 
+    def _forward_shared(self, prefixes: list[list[int]], suffixes: list[list[int]], owner: list[int]) -> torch.Tensor:
+        """One logit per sequence prefixes[owner[i]] + suffixes[i] (decoders only): one forward of the distinct
+        prefixes, whose keys/values each suffix then attends to, and one forward of the suffixes. Positions continue
+        after each prefix and padded prefix positions are masked, so the logits are those of the whole sequences."""
+        p_ids, p_mask = self._padded(prefixes)
+        s_ids, s_mask = self._padded(suffixes)
+        rows = torch.tensor(owner, device=self.device)
+        lengths = p_mask.sum(1)[rows]
+        positions = lengths[:, None] + torch.arange(s_ids.shape[1], device=self.device)[None, :]
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
+            cache = self.model(input_ids=p_ids, attention_mask=p_mask, use_cache=True).past_key_values
+            cache.batch_select_indices(rows)  # each suffix gets a copy of its prefix's keys/values
+            out = self.model(
+                input_ids=s_ids,
+                attention_mask=torch.cat([p_mask[rows], s_mask], dim=1),
+                position_ids=positions,
+                past_key_values=cache,
+                use_cache=False,
+            )  # the score is read at the last non-pad suffix token, as in one forward of the whole sequence
+            return out.logits.squeeze(-1).float()
+
+    def _forward_grouped(self, ids: list[list[int]], keys: list) -> torch.Tensor:
+        """_forward, where sequences with equal key (e.g. one prompt's rollouts, which share the question and
+        reference) have their common prefix computed once. Only on decoder backbones (share_prefix); sequences
+        alone or with a short common prefix take the plain path."""
+        if not ids or not self.share_prefix or len(set(keys)) == len(keys):
+            return self._forward(ids)
+        groups: dict = {}
+        for i, k in enumerate(keys):
+            groups.setdefault(k, []).append(i)
+        prefixes, suffixes, owner, shared, alone = [], [], [], [], []
+        for idx in groups.values():
+            n = common_prefix_length([ids[i] for i in idx]) if len(idx) > 1 else 0
+            if n < MIN_SHARED_PREFIX:
+                alone.extend(idx)
+                continue
+            prefixes.append(ids[idx[0]][:n])
+            for i in idx:
+                suffixes.append(ids[i][n:])
+                owner.append(len(prefixes) - 1)
+                shared.append(i)
+        out: list = [None] * len(ids)
+        if shared:
+            for i, v in zip(shared, self._forward_shared(prefixes, suffixes, owner)):
+                out[i] = v
+        if alone:
+            for i, v in zip(alone, self._forward([ids[i] for i in alone])):
+                out[i] = v
+        return torch.stack(out)
+
     def logits(self, questions, references, completions) -> torch.Tensor:
         """Raw logits (one per triple, with grad, in the model's current train/eval mode)."""
-        return self._forward(self.encode(questions, references, completions))
+        return self._forward_grouped(self.encode(questions, references, completions), list(zip(questions, references)))
 
     @torch.no_grad()
     def score(
@@ -254,16 +336,24 @@ class VerifyRM:
         """Rewards sigmoid(logit) in the original order, computed in eval mode without grad.
 
         With sort_by_length, sequences are batched by encoded length (less padding); otherwise in input order.
+        On a decoder backbone (share_prefix) the sequences of one (question, reference) are batched together and
+        their common prefix is computed once.
         """
         ids = self.encode(questions, references, completions)
+        keys = list(zip(questions, references))
         order = sorted(range(len(ids)), key=lambda i: len(ids[i])) if sort_by_length else list(range(len(ids)))
+        if self.share_prefix:  # one prompt's rollouts next to each other (stable: by length within a prompt)
+            first = {}
+            for i in order:
+                first.setdefault(keys[i], len(first))
+            order = sorted(order, key=lambda i: first[keys[i]])
         probs = [0.0] * len(ids)
         was_training = self.model.training
         self.model.eval()
         try:
             for start in range(0, len(order), batch_size):
                 chunk = order[start : start + batch_size]
-                p = torch.sigmoid(self._forward([ids[i] for i in chunk])).tolist()
+                p = torch.sigmoid(self._forward_grouped([ids[i] for i in chunk], [keys[i] for i in chunk])).tolist()
                 for i, v in zip(chunk, p):
                     probs[i] = v
         finally:
