@@ -278,6 +278,26 @@ def main():
             f"cooper_overhead: {o['machine']['date']}, {o['machine'].get('cpu')} (bf16 native: {o['machine'].get('bf16_native')}), "
             f"{o['rounds']} rounds × {o['generations_per_run']} generation batches, policy {o['policy']}"
         )
+    x = load("rm_prefix")
+    if x:
+        for name, what in (("sft_svamp", "SFT policy's SVAMP rollouts"), ("gsm8k", "SmolLM2's GSM8K completions")):
+            d = x[name]
+            rows.append(
+                (
+                    "Cooper overhead",
+                    f"decoder RM ({x['rm']}) in one reward call, {d['rollouts']} rollouts ({what}): whole sequences → "
+                    "each prompt's prefix once (share_prefix)",
+                    "",
+                    f"scoring {d['score_seconds']['plain']:.1f} → {d['score_seconds']['shared']:.1f} s "
+                    f"({d['score_speedup']:.2f}×; RM tokens per rollout {d['rm_tokens_per_rollout']['plain']:.0f} → "
+                    f"{d['rm_tokens_per_rollout']['shared']:.0f}); update on 2 pairs {d['update_seconds']['plain']:.1f} → "
+                    f"{d['update_seconds']['shared']:.1f} s; scores differ ≤ {d['max_score_difference']:.0e}",
+                    None,
+                )
+            )
+        notes.append(
+            f"rm_prefix: {x['machine']['date']}, {x['machine'].get('cpu')}, medians of {x.get('repeats', 5)} alternated repeats"
+        )
     lines = ["| stage | what | target | measured | met |", "|---|---|---|---|---|"]
     for stage, what, target, measured, met in rows:
         lines.append(
