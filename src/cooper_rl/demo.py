@@ -18,9 +18,7 @@ Logs and trackers: output_dir/rl/metrics.jsonl, and TensorBoard event files in o
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
 import json
 import shutil
 import time
@@ -104,8 +102,8 @@ def _quiet_rm_data(rm_data_cfg) -> dict:
     """`cooper rm-data` with its per-category table kept off the console (it is in the stats file): one line."""
     from cooper_rl.rm.build import run_rm_data
 
-    with contextlib.redirect_stdout(io.StringIO()):
-        stats = run_rm_data(rm_data_cfg)
+    rm_data_cfg.quiet = True
+    stats = run_rm_data(rm_data_cfg)
     n = sum(c["n"] for c in stats["per_category"].values())
     pos = sum(c["positive"] for c in stats["per_category"].values())
     print(

@@ -222,3 +222,11 @@ def test_missing_verdicts_are_asked_again(tmp_path):
         assert stats["samples_dropped"]["judge_no_verdict"] == 1
         _, stats2 = build(tmp_path, judge=f"openai:j@{srv.url}", sample_labels="lenient", **kw)
         assert len(srv.requests) == 5 and "judge_no_verdict" not in stats2["samples_dropped"]
+
+
+def test_quiet_prints_nothing_and_still_writes_the_stats(tmp_path, capsys):
+    build(tmp_path, "loud", solutions=["builtin:train:5"])
+    assert "[rm-data]" in capsys.readouterr().out
+    _, stats = build(tmp_path, "quiet", solutions=["builtin:train:5"], quiet=True)
+    assert capsys.readouterr().out == ""
+    assert json.loads((tmp_path / "quiet.stats.json").read_text())["per_category"] == stats["per_category"]

@@ -146,6 +146,9 @@ class RMDataConfig:
     output: str = field(default="data/rm_data.jsonl", metadata={"help": "Labelled rows (jsonl), written atomically."})
     stats: str | None = field(default=None, metadata={"help": "Stats JSON (default: OUTPUT stem + .stats.json)."})
     seed: int = field(default=0, metadata={"help": "Seed of every random choice (formats, traps, wrong values)."})
+    quiet: bool = field(
+        default=False, metadata={"help": "Print nothing (the per-category table is in the stats file either way)."}
+    )
 
 
 def _norm(question: str) -> str:
@@ -505,6 +508,8 @@ def run_rm_data(cfg: RMDataConfig) -> dict:
     }
     stats_path = Path(cfg.stats) if cfg.stats else out.with_name(out.stem + ".stats.json")
     atomic_write_json(stats_path, stats)
+    if cfg.quiet:
+        return stats
     width = max((len(k) for k in per), default=10)
     print(f"[rm-data] {len(rows)} rows ({n_pos} correct) from {len(items)} problems -> {out}")
     for k, v in stats["per_category"].items():
