@@ -327,3 +327,14 @@ def test_resume_after_sigkill(assets, tmp_path, one_thread):
     trainer.train(resume_from_checkpoint=info["checkpoint"])
     assert trainer.state.global_step == step + 1
     assert [r["step"] for r in rows(out)] == list(range(1, step + 2))
+
+
+def test_monitor_options_default_to_the_monitors_own_thresholds():
+    """cooper rl's monitor_* defaults and HackingMonitor's documented thresholds are one set of numbers."""
+    import inspect
+
+    from cooper_rl.cooper.monitor import HackingMonitor
+
+    own = {k: p.default for k, p in inspect.signature(HackingMonitor.__init__).parameters.items() if k != "self"}
+    cfg = RLConfig()
+    assert own == {k: getattr(cfg, f"monitor_{k}") for k in own}
