@@ -72,7 +72,7 @@ class SFTRunConfig:
         default=True,
         metadata={
             "help": "On CPU, TRL's fused LM head scores only the solution positions (identical loss and gradients, "
-            "less work: the prompt is ~2/3 of each row); false: TRL's CPU path, which scores every position."
+            "less work: the prompt is ~2/3 of a built-in row); false: TRL's CPU path, which scores every position."
         },
     )
     resume_from_checkpoint: str | None = field(

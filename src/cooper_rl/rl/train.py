@@ -529,6 +529,5 @@ def run_rl(cfg: RLConfig) -> dict:
         summary["rm_dir"] = str(out / "rm")
     if trainer.is_world_process_zero():
         atomic_write_json(out / "rl_summary.json", summary)
-    if trainer.is_world_process_zero():
         print(f"[rl] {summary['global_step']} steps, reward {summary['reward']}: {out}/rl_summary.json", flush=True)
     return summary
