@@ -72,6 +72,9 @@ def main():
     ap.add_argument("--variants", nargs="+", default=["rule", "cooper_minilm", "cooper_llm"], choices=list(VARIANTS))
     ap.add_argument("--work", default="benchmarks/results/overhead_runs")
     ap.add_argument("--from_runs", action="store_true", help="summarize the runs already in --work, run nothing")
+    ap.add_argument(
+        "--name", default="cooper_overhead", help="result file results/NAME.json (a re-measure of some variants)"
+    )
     args = ap.parse_args()
     if "rule" not in args.variants:
         raise SystemExit("--variants must include rule (the baseline of the ratios)")
@@ -156,14 +159,14 @@ def main():
         headline["valid_pairs_per_step_median"] = median(cooper)  # per RM update (one per generation batch)
     result.update(headline)
     print(json.dumps({k: v for k, v in result.items() if k != "variants"}, indent=1))
-    write_result("cooper_overhead", result)
+    write_result(args.name, result)
     tp = RESULTS / "throughput.json"
     if tp.is_file() and headline:
         here = machine()
         merged = {
             **json.loads(tp.read_text()),
             **headline,
-            "cooper_overhead_source": "cooper_overhead.json",
+            "cooper_overhead_source": f"{args.name}.json",
             "cooper_overhead_machine": {k: here.get(k) for k in ("date", "cpu", "cpu_vector_flags", "bf16_native")},
         }
         atomic_write_json(tp, merged)
