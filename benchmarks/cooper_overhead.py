@@ -163,10 +163,16 @@ def main():
     tp = RESULTS / "throughput.json"
     if tp.is_file() and headline:
         here = machine()
+        before = json.loads(tp.read_text())
+        old = before.pop("cooper_overhead_source", None)  # older files: one source file for all the keys
+        keys = ("cooper_over_rule_with_updates_minilm", "cooper_over_rule_with_updates_llm_rm")
+        sources = before.get("cooper_overhead_sources") or {
+            k: old for k in keys + ("valid_pairs_per_step_median",) if old and k in before
+        }
         merged = {
-            **json.loads(tp.read_text()),
+            **before,
             **headline,
-            "cooper_overhead_source": f"{args.name}.json",
+            "cooper_overhead_sources": {**sources, **{k: f"{args.name}.json" for k in headline}},
             "cooper_overhead_machine": {k: here.get(k) for k in ("date", "cpu", "cpu_vector_flags", "bf16_native")},
         }
         atomic_write_json(tp, merged)
