@@ -245,15 +245,17 @@ def main():
                 )
             )
         notes.append(f"throughput ({', '.join(t['variants'])}): {t['machine']['date']}, {t['rounds']} rounds")
-    o = load("cooper_overhead")
-    if o:
+    for name, label in (("cooper_overhead", ""), ("cooper_overhead_prefix", ", decoder RM sharing prefixes")):
+        o = load(name)
+        if not o:
+            continue
         for v, d in o["variants"].items():
             if v == "rule":
                 continue
             rows.append(
                 (
                     "Cooper overhead",
-                    f"{v} / rule step time with RM updates (RM {d['rm']}, SFT warm start, CPU preset)",
+                    f"{v} / rule step time with RM updates (RM {d['rm']}, SFT warm start, CPU preset{label})",
                     "≤ 1.05",
                     f"{d['over_rule']:.3f} (rounds {', '.join(f'{x:.2f}' for x in d.get('over_rule_by_round', []))}; "
                     f"per generated token {d.get('over_rule_per_token', float('nan')):.3f}; reward phase alone "
@@ -275,7 +277,7 @@ def main():
                 )
             )
         notes.append(
-            f"cooper_overhead: {o['machine']['date']}, {o['machine'].get('cpu')} (bf16 native: {o['machine'].get('bf16_native')}), "
+            f"{name}: {o['machine']['date']}, {o['machine'].get('cpu')} (bf16 native: {o['machine'].get('bf16_native')}), "
             f"{o['rounds']} rounds × {o['generations_per_run']} generation batches, policy {o['policy']}"
         )
     x = load("rm_prefix")
