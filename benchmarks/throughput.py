@@ -51,7 +51,10 @@ def run(name: str, flags: str, out: Path, args) -> dict:
         spg = int(flags.split("--steps_per_generation")[1].split()[0])
     else:  # the preset's value (the dataclass default is 1)
         spg = int((yaml.safe_load((ROOT / args.config).read_text()) or {}).get("steps_per_generation", 1))
-    if not args.from_runs:
+    finished = (out / "rl_summary.json").is_file() and (out / "timing.jsonl").is_file()
+    if finished and not args.from_runs:
+        print(f"[bench] {out}: finished earlier, reused (a fresh measurement needs a fresh --work dir)", flush=True)
+    if not args.from_runs and not finished:
         if out.exists():
             shutil.rmtree(out)
         steps = spg * (args.generations + 1)
@@ -67,7 +70,7 @@ def run(name: str, flags: str, out: Path, args) -> dict:
     dtype = (
         "bf16_weights" if cfg.get("rollout_bf16_weights") else ("bf16_autocast" if cfg["rollout_autocast"] else "fp32")
     )
-    for d in ("policy", "rm"):
+    for d in ["policy", "rm", *(p.name for p in out.glob("checkpoint-*"))]:  # GBs each: the numbers are read
         shutil.rmtree(out / d, ignore_errors=True)
     seconds = sum(x["step_seconds"] for x in recs)
     return {
