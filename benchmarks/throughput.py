@@ -25,6 +25,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
 from common import RESULTS, median, write_result  # noqa: E402
+from cooper_rl.io import atomic_write_json  # noqa: E402
 
 ROOT = Path(__file__).parent.parent
 # every variant sets every throughput option, so the preset's own values never leak into a variant
@@ -51,19 +52,24 @@ def run(name: str, flags: str, out: Path, args) -> dict:
         spg = int(flags.split("--steps_per_generation")[1].split()[0])
     else:  # the preset's value (the dataclass default is 1)
         spg = int((yaml.safe_load((ROOT / args.config).read_text()) or {}).get("steps_per_generation", 1))
-    finished = (out / "rl_summary.json").is_file() and (out / "timing.jsonl").is_file()
+    steps = spg * (args.generations + 1)
+    cmd = [str(ROOT / ".venv/bin/cooper"), "rl", "--config", args.config, "--reward", args.reward, "--rm", args.rm]
+    cmd += ["--max_steps", str(steps), "--save_steps", "100000", "--eval_steps", "0", "--output_dir", str(out)]
+    cmd += flags.split()
+    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    stamp = {"cmd": cmd, "commit": head}  # what a finished run must match to be reused
+    stamp_file = out / "bench_run.json"
+    finished = (out / "rl_summary.json").is_file() and stamp_file.is_file()
+    finished = finished and json.loads(stamp_file.read_text()) == stamp
     if finished and not args.from_runs:
-        print(f"[bench] {out}: finished earlier, reused (a fresh measurement needs a fresh --work dir)", flush=True)
-    if not args.from_runs and not finished:
+        print(f"[bench] {out}: finished earlier with this command and commit, reused", flush=True)
+    if not args.from_runs and not finished:  # a killed or stale run (other flags or code) is run again
         if out.exists():
             shutil.rmtree(out)
-        steps = spg * (args.generations + 1)
-        cmd = [str(ROOT / ".venv/bin/cooper"), "rl", "--config", args.config, "--reward", args.reward, "--rm", args.rm]
-        cmd += ["--max_steps", str(steps), "--save_steps", "100000", "--eval_steps", "0", "--output_dir", str(out)]
-        cmd += flags.split()
         out.parent.mkdir(parents=True, exist_ok=True)
         with open(out.parent / f"{out.name}.log", "w") as f:
             subprocess.run(cmd, check=True, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT)
+        atomic_write_json(stamp_file, stamp)
     recs = [json.loads(x) for x in (out / "timing.jsonl").read_text().splitlines()][spg:]  # drop warm-up batch
     cfg = json.loads((out / "rl_config.json").read_text())  # the resolved settings ('auto' -> what ran)
     per_step = cfg["prompts_per_step"] * cfg["num_generations"]

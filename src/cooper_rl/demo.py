@@ -318,7 +318,7 @@ def run_demo(cfg: DemoConfig) -> dict:
     }
     atomic_write_json(out / "demo_summary.json", summary)
     inv = ", ".join(f"{k} {v}" for k, v in sorted(activity["invalid"].items())) or "none"
-    kinds = ", ".join(f"{k} {v}" for k, v in sorted(activity["valid_by_kind"].items())) or cfg.negatives
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(activity["valid_by_kind"].items())) or "none"
     print(
         f"\n== cooper demo: {cfg.rl_steps} RL steps, {cfg.n_problems} built-in test problems x {cfg.k} samples ==\n"
         f"{'':<34}{'before':>10}{'after':>10}\n"

@@ -286,10 +286,30 @@ def test_decoder_rm_shares_each_prompts_prefix_with_the_same_scores_and_gradient
         (logits * torch.linspace(-1, 1, len(qs))).sum().backward()
         return scores, logits.detach(), [p.grad.clone() for p in rm.model.parameters()]
 
+    calls = []
+    forward_shared = rm._forward_shared
+    rm._forward_shared = lambda p, s, o: calls.append(len(s)) or forward_shared(p, s, o)
     plain = run(False, 64)
+    assert not calls
     for batch_size in (64, 5):
         shared = run(True, batch_size)
+        assert calls and max(calls) > 1 and sum(calls) >= 7  # the shared path ran, on groups (all but the lone one)
+        calls.clear()
         assert shared[0] == pytest.approx(plain[0], abs=1e-5)
         assert torch.allclose(shared[1], plain[1], atol=1e-5)
-        assert all(torch.allclose(a, b, atol=1e-5) for a, b in zip(shared[2], plain[2]))
+        assert all(torch.allclose(a, b, rtol=1e-4, atol=1e-6) for a, b in zip(shared[2], plain[2]))
     assert len(set(plain[0])) == len(qs)  # the scores differ: the comparison is not between constants
+
+
+def test_prefix_sharing_only_where_it_gives_the_whole_sequence_scores():
+    from types import SimpleNamespace as NS
+
+    from cooper_rl.cooper.reward_model import can_share_prefix
+
+    def ok(max_length=512, **config):
+        return can_share_prefix(NS(config=NS(**config)), max_length)
+
+    assert ok(model_type="llama") and ok(model_type="mistral", sliding_window=4096)
+    assert not ok(model_type="mistral", sliding_window=256)  # the window would cut a padded prefix differently
+    assert ok(model_type="qwen2", sliding_window=256, use_sliding_window=False)
+    assert not ok(model_type="bert") and not ok(model_type="falcon") and not ok(model_type="jamba")

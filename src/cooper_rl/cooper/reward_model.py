@@ -110,16 +110,22 @@ def encode_rm_inputs(tokenizer, questions, references, completions, max_length: 
 MIN_SHARED_PREFIX = 8  # tokens: a shorter common prefix is not worth a forward of its own
 
 
-def is_decoder_only(model) -> bool:
-    """Whether the backbone is a decoder-only LM (causal attention: the keys/values of a prefix do not depend on the
-    tokens after it, so sequences that start alike can share the prefix's forward)."""
-    from transformers.models.auto.modeling_auto import (
-        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
-        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
-    )
+# decoder-only families whose sequence classifier takes position_ids and a DynamicCache (rotary positions, full
+# attention unless a sliding window is set): sharing a prefix's keys/values gives the whole-sequence logits
+PREFIX_SHARING_TYPES = ("llama", "mistral", "qwen2", "qwen3", "phi3", "olmo2", "smollm3")
 
-    kind = getattr(model.config, "model_type", None)
-    return kind in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and kind not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+def can_share_prefix(model, max_length: int) -> bool:
+    """Whether the backbone is a decoder whose prefix keys/values can be reused (causal attention: they do not depend
+    on the tokens after the prefix): a family in PREFIX_SHARING_TYPES with no sliding window shorter than twice
+    max_length (padded prefixes shift cache positions by up to max_length)."""
+    config = model.config
+    window = getattr(config, "sliding_window", None)
+    return (
+        getattr(config, "model_type", None) in PREFIX_SHARING_TYPES
+        and not getattr(config, "is_encoder_decoder", False)
+        and (window is None or not getattr(config, "use_sliding_window", True) or window >= 2 * max_length)
+    )
 
 
 def common_prefix_length(seqs: list[list[int]]) -> int:
@@ -167,7 +173,7 @@ class VerifyRM:
         self.autocast = False
         self.new_parameters: list[str] = []  # names of weights initialised at load (a fresh classification head)
         # Rollouts of one prompt share the question + reference prefix: a decoder computes it once (KV cache)
-        self.share_prefix = is_decoder_only(model)
+        self.share_prefix = can_share_prefix(model, max_length)
 
     @property
     def device(self) -> torch.device:
@@ -284,6 +290,7 @@ class VerifyRM:
         rows = torch.tensor(owner, device=self.device)
         lengths = p_mask.sum(1)[rows]
         positions = lengths[:, None] + torch.arange(s_ids.shape[1], device=self.device)[None, :]
+        positions = torch.where(s_mask.bool(), positions, lengths[:, None])  # pads: a position the model has
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
             cache = self.model(input_ids=p_ids, attention_mask=p_mask, use_cache=True).past_key_values
             cache.batch_select_indices(rows)  # each suffix gets a copy of its prefix's keys/values
