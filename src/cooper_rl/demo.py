@@ -99,10 +99,9 @@ def _key(**settings) -> str:
 
 
 def _quiet_rm_data(rm_data_cfg) -> dict:
-    """`cooper rm-data` with its per-category table kept off the console (it is in the stats file): one line."""
+    """`cooper rm-data` (a quiet config: the per-category table is in the stats file), reported in one line."""
     from cooper_rl.rm.build import run_rm_data
 
-    rm_data_cfg.quiet = True
     stats = run_rm_data(rm_data_cfg)
     n = sum(c["n"] for c in stats["per_category"].values())
     pos = sum(c["positive"] for c in stats["per_category"].values())
@@ -122,7 +121,9 @@ def build_demo_rm(cfg: DemoConfig, work: Path) -> tuple[str, dict]:
     if (out / "train_metrics.json").is_file():  # written last: a killed training leaves no usable entry
         return str(out), {"cached": True, **json.loads((out / "train_metrics.json").read_text())}
     data = work / "rm_train.jsonl"
-    _quiet_rm_data(RMDataConfig(solutions=[f"builtin:train:{cfg.rm_problems}"], output=str(data), seed=cfg.seed))
+    _quiet_rm_data(
+        RMDataConfig(solutions=[f"builtin:train:{cfg.rm_problems}"], output=str(data), seed=cfg.seed, quiet=True)
+    )
     report = run_train_rm(
         TrainRMConfig(
             data=str(data),
@@ -236,7 +237,11 @@ def run_demo(cfg: DemoConfig) -> dict:
     rm_rows = out / "rm_heldout.jsonl"
     _quiet_rm_data(
         RMDataConfig(
-            solutions=[f"builtin:test:{cfg.rm_eval_problems}:{levels}"], mode="suite", output=str(rm_rows), seed=1
+            solutions=[f"builtin:test:{cfg.rm_eval_problems}:{levels}"],
+            mode="suite",
+            output=str(rm_rows),
+            seed=1,
+            quiet=True,
         )
     )
 

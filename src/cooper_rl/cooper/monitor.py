@@ -67,6 +67,11 @@ class HackingMonitor:
         self.first_flag_step: int | None = None
         self.pending_entropy: float | None = None  # set from TRL's logs (rl/callbacks.py), used by the next update
 
+    @property
+    def ready(self) -> bool:
+        """Whether a full window of steps has been seen, so the checks run."""
+        return len(self.history) >= self.window
+
     def observe_entropy(self, entropy: float) -> None:
         """The policy's mean token entropy of the last optimizer step (TRL logs it); used by the next update."""
         self.pending_entropy = float(entropy)
@@ -86,7 +91,7 @@ class HackingMonitor:
         if len(self.baseline) < half:
             self.baseline.append(row)
         self.last_flags = []
-        if len(self.history) < self.window:
+        if not self.ready:
             return False
         early, late = list(self.history)[:half], list(self.history)[-half:]
         found = {}

@@ -91,7 +91,7 @@ class RuleReward:
                 step=step,
             )
             metrics["hacking_warning"] = float(flagged)
-            metrics["monitor_ready"] = float(self.monitor.n_steps >= self.monitor.window)  # window full: checks run
+            metrics["monitor_ready"] = float(self.monitor.ready)
             metrics |= {f"monitor/{c}": float(c in self.monitor.last_flags) for c in CHECKS}
         self.last_metrics = metrics
         if log_metric is not None:

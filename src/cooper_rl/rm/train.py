@@ -169,6 +169,7 @@ def run_train_rm(cfg: TrainRMConfig) -> dict:
     """``cooper train-rm``: BCE-train VerifyRM, keep the best-validation checkpoint, save it to output_dir."""
     from transformers import TrainingArguments, set_seed
 
+    from cooper_rl.rl.callbacks import bar_only_progress
     from cooper_rl.rl.checkpoint import resolve_checkpoint
 
     set_seed(cfg.seed)
@@ -238,8 +239,6 @@ def run_train_rm(cfg: TrainRMConfig) -> dict:
         data_collator=RMCollator(rm.tokenizer.pad_token_id),
         compute_metrics=compute_metrics,
     )
-    from cooper_rl.rl.callbacks import bar_only_progress
-
     bar_only_progress(trainer)  # progress bar, no raw log dicts on the console
     t0 = time.time()
     try:
