@@ -186,6 +186,68 @@ def test_bf16_rollout_copy_generates_with_fresh_bf16_weights(assets, tmp_path, o
     assert (p32 - p16).abs().sum(-1).max() / 2 < 0.05  # total variation
 
 
+def test_old_logprobs_from_the_sampler_equal_trls_forward_and_leave_training_unchanged(assets, tmp_path, one_thread):
+    """With several optimizer steps per generation batch, the old log-probs recorded while the fp32 policy samples
+    equal TRL's second forward over the batch (float rounding only); a seeded run with them trains to the same
+    losses and weights as one without, and no batch falls back."""
+    from trl import GRPOTrainer
+
+    def run(sampler, out):
+        torch.manual_seed(0)
+        cfg = config(
+            assets, out, "rule", steps_per_generation=2, max_steps=4, sampler_logprobs=sampler, seed=3, temperature=0.7
+        )
+        trainer, _, _ = build_trainer(cfg)
+        diffs = []
+        if sampler:  # beside every recorded answer, the forward it replaces
+            def check(logps):
+                def checked(*args, **kwargs):
+                    out = logps(*args, **kwargs)
+                    model, ids, mask, keep = args[:4]
+                    if model is trainer.model and not torch.is_grad_enabled() and not kwargs.get("compute_entropy"):
+                        ref = GRPOTrainer._get_per_token_logps_and_entropies(trainer, *args, **kwargs)[0]
+                        m = mask[:, -keep:].bool()
+                        diffs.append((out[0] - ref)[m].abs().max().item())
+                    return out
+
+                return checked
+
+            wrap_trainer_method(trainer, "logps", check)
+        trainer.train()
+        losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+        return trainer, losses, diffs
+
+    with_sampler, losses_s, diffs = run(True, tmp_path / "sampler")
+    without, losses_f, _ = run(False, tmp_path / "forward")
+    recorder = [c for c in [getattr(with_sampler, "_cooper_sampler_logprobs", None)] if c]
+    assert len(diffs) == 2 and max(diffs) < 1e-4  # two generation batches, both answered from the sampler
+    assert recorder and recorder[0].used == 2 and recorder[0].fallbacks == 0
+    assert not hasattr(without, "_cooper_sampler_logprobs")
+    assert losses_s == pytest.approx(losses_f, abs=1e-5)
+    a, b = with_sampler.model.state_dict(), without.model.state_dict()
+    start = weights_of(assets)
+    moved = sum((a[k] - start[k]).square().sum() for k in start).sqrt()
+    apart = sum((a[k] - b[k]).square().sum() for k in start).sqrt()
+    assert apart < 0.01 * moved  # the same training up to rounding, next to how far training moved the weights
+
+
+def test_sampler_logprobs_only_where_the_sampler_is_the_fp32_policy(assets, tmp_path):
+    def installed(**kw):
+        return hasattr(build_trainer(config(assets, tmp_path, "rule", **kw))[0], "_cooper_sampler_logprobs")
+
+    assert installed(steps_per_generation=2) and installed(num_iterations=2)
+    assert not installed()  # on-policy: TRL computes no old log-probs
+    assert not installed(steps_per_generation=2, sampler_logprobs=False)
+    assert not installed(steps_per_generation=2, rollout_bf16_weights=True)  # a bf16 sampler: not the same policy
+    assert not installed(steps_per_generation=2, bf16_autocast=True)  # old log-probs under autocast differ
+
+
+def weights_of(assets):
+    from safetensors.torch import load_file
+
+    return load_file(str(assets / "policy" / "model.safetensors"))
+
+
 def test_rollout_bf16_weights_flag(assets, tmp_path, one_thread):
     trainer, _, _ = build_trainer(config(assets, tmp_path, "rule", rollout_bf16_weights=True, max_steps=1))
     seen = autocast_seen(trainer)

@@ -36,6 +36,7 @@ from cooper_rl.rl.callbacks import (
     StepProfiler,
     autocast_rollouts,
     bf16_rollout_copy,
+    install_sampler_logprobs,
 )
 from cooper_rl.rl.checkpoint import (
     RM_DIR,
@@ -281,6 +282,15 @@ class RLConfig:
             "log-probs and gradients, less work); false: TRL's own CPU path, which scores every position."
         },
     )
+    sampler_logprobs: bool = field(
+        default=True,
+        metadata={
+            "help": "When old log-probs are needed (steps_per_generation or num_iterations > 1) and rollouts come "
+            "from the fp32 policy itself, take them from the sampling step instead of a second forward over the "
+            "batch (equal up to float rounding; the loss is unchanged). Off by itself under a bf16 rollout copy, "
+            "rollout or log-prob autocast, vLLM."
+        },
+    )
     cache_implementation: str | None = field(
         default=None, metadata={"help": "KV cache of HF generate rollouts (e.g. static); default dynamic."}
     )
@@ -405,6 +415,19 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
     return reward
 
 
+def sampler_logprobs_apply(cfg: RLConfig, trainer) -> bool:
+    """Whether the old log-probs can come from the sampler: asked for, TRL needs them (several optimizer steps or
+    iterations per generation batch), and the sampler is the fp32 policy (no vLLM, bf16 copy or autocast, no
+    adapters, no tool calls)."""
+    return bool(
+        cfg.sampler_logprobs
+        and cfg.steps_per_generation * cfg.num_iterations > 1
+        and not (cfg.use_vllm or cfg.bf16 or cfg.bf16_autocast or cfg.rollout_autocast or cfg.rollout_bf16_weights)
+        and not hasattr(trainer.model, "peft_config")
+        and not getattr(trainer, "tools", None)
+    )
+
+
 def build_trainer(cfg: RLConfig):
     """(GRPOTrainer, reward callable, info dict) ready to train; nothing is trained yet."""
     from transformers.trainer_callback import ProgressCallback
@@ -481,6 +504,8 @@ def build_trainer(cfg: RLConfig):
         bf16_rollout_copy(trainer)
     elif cfg.rollout_autocast:
         autocast_rollouts(trainer)
+    if sampler_logprobs_apply(cfg, trainer):
+        install_sampler_logprobs(trainer)
     # after the rollout wrappers, so the profiler's "generation" includes the bf16 copy's weight sync
     trainer.add_callback(StepProfiler(trainer, reward, Path(cfg.output_dir) / "timing.jsonl"))
     if cfg.console == "compact":
@@ -524,6 +549,9 @@ def run_rl(cfg: RLConfig) -> dict:
             "first_flag_step": reward.monitor.first_flag_step,
             "checks": reward.monitor.counts,
         }
+    recorder = getattr(trainer, "_cooper_sampler_logprobs", None)
+    if recorder is not None:  # generation batches whose old log-probs came from the sampler / from TRL's forward
+        summary["sampler_logprobs"] = {"used": recorder.used, "fallbacks": recorder.fallbacks}
     if isinstance(reward, CooperReward) and trainer.is_world_process_zero():
         reward.rm.save_pretrained(out / "rm", {"cooper_rl_steps": trainer.state.global_step})
         summary["rm_dir"] = str(out / "rm")
