@@ -200,6 +200,7 @@ def test_old_logprobs_from_the_sampler_equal_trls_forward_and_leave_training_unc
         trainer, _, _ = build_trainer(cfg)
         diffs = []
         if sampler:  # beside every recorded answer, the forward it replaces
+
             def check(logps):
                 def checked(*args, **kwargs):
                     out = logps(*args, **kwargs)
