@@ -41,7 +41,8 @@ VARIANTS = {
     "bf16": f"--bf16_autocast true --rollout_autocast true {NO_COPY} --steps_per_generation 1 --compact_lm_head false",
     "shared": f"--bf16_autocast true --rollout_autocast true {NO_COPY} --steps_per_generation 4 --compact_lm_head false",
     "compact": COMPACT,
-    "new": FAST,  # = configs/rl_cpu.yaml (bf16 where native)
+    "new": FAST,  # = configs/rl_cpu.yaml (bf16 where native; fp32 hosts: old log-probs from the sampler)
+    "new_forward": f"{FAST} --sampler_logprobs false",  # the same, old log-probs from TRL's second forward
     "new8": FAST.replace("--steps_per_generation 4", "--steps_per_generation 8"),
 }
 
