@@ -41,12 +41,12 @@ for T in 0.6 1.0; do
   step "collect train questions, T=$T"
   $C collect --problems $SHARED/gsm8k/train.jsonl $D/svamp_rm_train.jsonl --limit $N_SAMPLE --samples_per_problem 1 \
     --sources hf:smollm2-135m-instruct hf:$SFT/policy --temperature $T --max_new_tokens 256 --batch_size 32 \
-    --seed 0 --output $V/samples_train_T$T.jsonl > $V/collect_train_T$T.log 2>&1
+    --seed 0 --output $V/samples_train_T$T.jsonl >> $V/collect_train_T$T.log 2>&1
 done
 step "collect held-out questions"
 $C collect --problems $V/gsm8k_test_101_300.jsonl --samples_per_problem 1 --sources hf:smollm2-135m-instruct \
   hf:$SFT/policy --temperature 1.0 --max_new_tokens 256 --batch_size 32 --seed 0 \
-  --output $V/samples_heldout.jsonl > $V/collect_heldout.log 2>&1
+  --output $V/samples_heldout.jsonl >> $V/collect_heldout.log 2>&1
 
 step "rm-data"
 $C rm-data --solutions $SHARED/gsm8k/train.jsonl $D/svamp_rm_train.jsonl builtin:train:400 --limit $N_TRAIN_GSM \
