@@ -179,12 +179,16 @@ def main():
                 )
             )
         notes.append(f"generation: {g['machine']['date']}")
-    b = load("bound")
-    if b:
+    for bname in ("bound", "bound_avx2"):
+        b = load(bname)
+        if not b:
+            continue
+        m = b["machine"]
+        host = f" ({m.get('cpu', '')}, {', '.join(m.get('cpu_vector_flags', [])) or 'AMX'})"
         rows.append(
             (
                 "physical limit",
-                "memory bandwidth (512 MiB copy) / matmul peak fp32, bf16 (2048³)",
+                f"memory bandwidth (512 MiB copy) / matmul peak fp32, bf16 (2048³){host}",
                 "",
                 f"{b['bandwidth_gbs']:.0f} GB/s / {b['matmul_peak_gflops']['fp32']:.0f}, {b['matmul_peak_gflops']['bf16']:.0f} GFLOP/s",
                 None,
@@ -194,30 +198,35 @@ def main():
             rows.append(
                 (
                     "decode (fp32 HF generate)",
-                    f"batch {batch}: tokens/s vs bound ({d['bound_by']}-bound)",
+                    f"batch {batch}: tokens/s vs bound ({d['bound_by']}-bound){host}",
                     "",
                     f"{d['tokens_per_s']:.0f} / {d['bound_tokens_per_s']:.0f} = {100 * d['fraction_of_bound']:.0f}%",
                     None,
                 )
             )
         pu2 = b["policy_update"]
+        parts = [f"fp32 {100 * pu2['fp32']['fraction_of_peak']:.0f}% ({pu2['fp32']['seconds']:.1f} s)"]
+        if "bf16" in pu2:  # measured only where bf16 is native
+            parts.append(f"bf16 autocast {100 * pu2['bf16']['fraction_of_peak']:.0f}% ({pu2['bf16']['seconds']:.1f} s)")
         rows.append(
             (
                 "policy update",
-                f"forward+backward {pu2['batch']}×{pu2['seq']}: fraction of the matching matmul peak",
+                f"forward+backward {pu2['batch']}×{pu2['seq']}: fraction of the matching matmul peak{host}",
                 "",
-                f"fp32 {100 * pu2['fp32']['fraction_of_peak']:.0f}% ({pu2['fp32']['seconds']:.1f} s), bf16 autocast {100 * pu2['bf16']['fraction_of_peak']:.0f}% ({pu2['bf16']['seconds']:.1f} s)",
+                ", ".join(parts),
                 None,
             )
         )
-        notes.append(f"bound: {b['machine']['date']}")
-    for t in (load("throughput"), load("throughput_confirm")):
+        notes.append(f"{bname}: {m['date']}")
+    for t in (load("throughput"), load("throughput_confirm"), load("throughput_avx2")):
         if not t:
             continue
+        native = t["machine"].get("bf16_native", "yes (AMX: bf16 matmul 4x fp32 in bound.json)")
+        where = f"{t['machine'].get('cpu', '')}, bf16 native: {native}"
         rows.append(
             (
                 "throughput",
-                f"rollouts per hour of `cooper rl --reward {t['reward']}`, CPU preset: old → new ({', '.join(t['variants'])} alternated)",
+                f"rollouts per hour of `cooper rl --reward {t['reward']}`, CPU preset: old → new ({', '.join(t['variants'])} alternated; {where})",
                 "≥ 2.5×",
                 f"{t['rollouts_per_hour_old']:.0f} → {t['rollouts_per_hour_new']:.0f} ({t['rollouts_per_hour_speedup']:.2f}×)",
                 t["rollouts_per_hour_speedup"] >= 2.5,
@@ -284,21 +293,44 @@ def main():
     if x:
         for name, what in (("sft_svamp", "SFT policy's SVAMP rollouts"), ("gsm8k", "SmolLM2's GSM8K completions")):
             d = x[name]
+            sec, upd = d["score_seconds"], d["update_seconds"]
+            if "plain_one_batch" not in sec:  # the first version: plain and shared, each one padded batch
+                sec = {"plain_one_batch": sec["plain"], "shared_one_batch": sec["shared"]}
+                upd = {"plain_one_batch": upd["plain"], "shared_one_batch": upd["shared"]}
+            steps = [f"whole sequences {sec['plain_one_batch']:.1f}"]
+            steps += [
+                f"{label} {sec[k]:.1f}"
+                for k, label in (("shared_one_batch", "prefix once"), ("shared", "+ length batches"))
+                if k in sec
+            ]
+            tok = d["rm_tokens_per_rollout"]
+            fwd = d.get("forwarded_tokens_per_rollout")
+            padding = (
+                f"; suffix positions per rollout: real {fwd['real']:.0f}, one batch {fwd['one_batch']:.0f}, "
+                f"length batches {fwd['length_batches']:.0f}"
+                if fwd
+                else ""
+            )
+            last = "shared" if "shared" in upd else "shared_one_batch"
             rows.append(
                 (
                     "Cooper overhead",
-                    f"decoder RM ({x['rm']}) in one reward call, {d['rollouts']} rollouts ({what}): whole sequences → "
-                    "each prompt's prefix once (share_prefix)",
+                    f"decoder RM ({x['rm']}) in one reward call, {d['rollouts']} rollouts ({what}): scoring seconds",
                     "",
-                    f"scoring {d['score_seconds']['plain']:.1f} → {d['score_seconds']['shared']:.1f} s "
-                    f"({d['score_speedup']:.2f}×; RM tokens per rollout {d['rm_tokens_per_rollout']['plain']:.0f} → "
-                    f"{d['rm_tokens_per_rollout']['shared']:.0f}); update on 2 pairs {d['update_seconds']['plain']:.1f} → "
-                    f"{d['update_seconds']['shared']:.1f} s; scores differ ≤ {d['max_score_difference']:.0e}",
+                    f"{' → '.join(steps)} s ({d['score_speedup']:.2f}× in all"
+                    + (
+                        f", length batches {d['length_batches_score_speedup']:.2f}×"
+                        if "length_batches_score_speedup" in d
+                        else ""
+                    )
+                    + f"; RM tokens per rollout {tok['plain']:.0f} → {tok['shared']:.0f}{padding}); update on 2 pairs "
+                    f"{upd['plain_one_batch']:.1f} → {upd[last]:.1f} s; scores differ ≤ {d['max_score_difference']:.0e}",
                     None,
                 )
             )
         notes.append(
-            f"rm_prefix: {x['machine']['date']}, {x['machine'].get('cpu')}, medians of {x.get('repeats', 5)} alternated repeats"
+            f"rm_prefix: {x['machine']['date']}, {x['machine'].get('cpu')}, medians of {x.get('repeats', 5)} "
+            "repeats, paths alternated"
         )
     lines = ["| stage | what | target | measured | met |", "|---|---|---|---|---|"]
     for stage, what, target, measured, met in rows:

@@ -1,16 +1,20 @@
-"""A decoder VerifyRM in Cooper's reward call: one forward per rollout vs each prompt's question + reference prefix
-computed once and shared by its G rollouts (KV cache; VerifyRM.share_prefix, on for decoder backbones).
+"""A VerifyRM in Cooper's reward call: one padded batch of whole rollouts vs each prompt's question + reference
+prefix computed once and shared by its G rollouts (KV cache; VerifyRM.share_prefix, decoder backbones), and one
+padded batch vs batches of similar length (length_batches; every backbone).
 
-  python benchmarks/rm_prefix.py [--rm smollm2-135m-instruct] [--repeats 7] [--prompts 8]
+  python benchmarks/rm_prefix.py [--rm smollm2-135m-instruct] [--repeats 7] [--prompts 8] [--name rm_prefix]
 
-What one Cooper reward call does with the RM at the CPU preset, timed both ways, alternated in each repeat:
+What one Cooper reward call does with the RM at the CPU preset, timed on every path, the order rotating per repeat:
   score   the RM scores prompts x 4 rollouts (configs/rl_cpu.yaml: 2 prompts x 4 rollouts per step, 4 steps per
           generation batch = 8 prompts), no grad;
   update  one pairwise update on 2 (positive, negative) pairs (each pair shares its prompt's prefix), with grad.
+Paths: plain_one_batch (the first implementation), plain (length batches), and on a decoder shared_one_batch (prefix
+sharing as first built) and shared (prefix sharing + length batches: what the RM does now).
 Inputs: real SmolLM2 completions, 4 per GSM8K train question (experiments/verifyrm/data/collected.jsonl, up to 256
 new tokens) and the short completions of a warm-started policy: 4 rollouts per SVAMP question from the committed
-warm-start rule run (experiments/reproduce/results_sft/runs/rule, SFT policy, 128 new tokens at most). Reports medians of seconds and of per-repeat
-ratios (plain / shared), the token counts of both paths, and the largest score difference between them.
+warm-start rule run (experiments/reproduce/results_sft/runs/rule, SFT policy, 128 new tokens at most). Reports
+medians of seconds and of per-repeat ratios, real vs padded tokens per rollout, and the largest score difference
+between the paths.
 """
 
 from __future__ import annotations
@@ -52,15 +56,20 @@ def inputs(name: str, prompts: int) -> list[list[dict]]:
 def main():
     import torch
 
-    from cooper_rl.cooper.reward_model import VerifyRM, common_prefix_length
+    from cooper_rl.cooper.reward_model import BATCH_OVERHEAD, VerifyRM, common_prefix_length, length_batches
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--rm", default="smollm2-135m-instruct")
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--prompts", type=int, default=8)
+    ap.add_argument("--name", default="rm_prefix", help="results/NAME.json")
     args = ap.parse_args()
     rm = VerifyRM.from_pretrained(args.rm, device="cpu")
-    assert rm.share_prefix, f"{args.rm} is not a decoder backbone: nothing to share"
+    decoder = rm.share_prefix
+    # path: (share_prefix, batch_overhead); one_batch = every rollout padded to the longest (before length_batches)
+    paths = {"plain_one_batch": (False, 10**9), "plain": (False, BATCH_OVERHEAD)}
+    if decoder:
+        paths.update({"shared_one_batch": (True, 10**9), "shared": (True, BATCH_OVERHEAD)})
     rm.configure_optimizer(lr=0.0)  # lr 0: time the update without drifting the weights
     result = {"rm": args.rm, "max_length": rm.max_length, "prompts": args.prompts, "rollouts_per_prompt": 4}
     result["repeats"] = args.repeats
@@ -70,7 +79,7 @@ def main():
         ref = [r["reference"] for g in groups for r in g]
         c = [r["completion"] for g in groups for r in g]
         ids = rm.encode(q, ref, c)
-        shared_prefix = [common_prefix_length(ids[i : i + 4]) for i in range(0, len(ids), 4)]
+        shared_prefix = [common_prefix_length(ids[i : i + 4]) if decoder else 0 for i in range(0, len(ids), 4)]
         tokens_plain = sum(len(x) for x in ids)
         tokens_shared = tokens_plain - 3 * sum(shared_prefix)
         # pairs: rollouts 0 and 1 of the first two prompts as (positive, negative): timing only
@@ -82,42 +91,58 @@ def main():
             [groups[0][0]["completion"], groups[1][0]["completion"]],
             [groups[0][1]["completion"], groups[1][1]["completion"]],
         )
-        secs = {(k, s): [] for k in ("score", "update") for s in (False, True)}
+        secs = {(k, p): [] for k in ("score", "update") for p in paths}
         scores = {}
-        for rep in range(args.repeats + 1):  # repeat 0 warms both paths up and is dropped
-            for share in (False, True) if rep % 2 == 0 else (True, False):
-                rm.share_prefix = share
+        names = list(paths)
+        for rep in range(args.repeats + 1):  # repeat 0 warms every path up and is dropped
+            for path in names[rep % len(names) :] + names[: rep % len(names)]:  # the order rotates
+                rm.share_prefix, rm.batch_overhead = paths[path]
                 t = time.perf_counter()
-                scores[share] = rm.score(q, ref, c, batch_size=64)
+                scores[path] = rm.score(q, ref, c, batch_size=64)
                 t1 = time.perf_counter()
                 rm.pairwise_update(pq, pr, pos, neg)
                 t2 = time.perf_counter()
                 if rep:
-                    secs["score", share].append(t1 - t)
-                    secs["update", share].append(t2 - t1)
-        rm.share_prefix = True
+                    secs["score", path].append(t1 - t)
+                    secs["update", path].append(t2 - t1)
+        rm.share_prefix, rm.batch_overhead = decoder, BATCH_OVERHEAD
+
+        def ratio(kind, a, b, secs=secs):
+            """Median over repeats of seconds(a) / seconds(b); kind: score, update or call (both)."""
+            sec = {p: [x + y for x, y in zip(secs["score", p], secs["update", p])] for p in (a, b)}
+            if kind != "call":
+                sec = {p: secs[kind, p] for p in (a, b)}
+            return median([x / y for x, y in zip(sec[a], sec[b])])
+
+        best = "shared" if decoder else "plain"
+        lengths = [len(x) - (n if decoder else 0) for x, n in zip(ids, [s for s in shared_prefix for _ in range(4)])]
         result[name] = {
             "rollouts": len(c),
             "rm_tokens_per_rollout": {"plain": tokens_plain / len(c), "shared": tokens_shared / len(c)},
-            "shared_prefix_tokens_median": median(shared_prefix),
-            "score_seconds": {"plain": median(secs["score", False]), "shared": median(secs["score", True])},
-            "update_seconds": {"plain": median(secs["update", False]), "shared": median(secs["update", True])},
-            "score_speedup": median([a / b for a, b in zip(secs["score", False], secs["score", True])]),
-            "update_speedup": median([a / b for a, b in zip(secs["update", False], secs["update", True])]),
-            "reward_call_speedup": median(
-                [
-                    (a + b) / (x + y)
-                    for a, b, x, y in zip(
-                        secs["score", False], secs["update", False], secs["score", True], secs["update", True]
-                    )
-                ]
+            "shared_prefix_tokens_median": median(shared_prefix) if decoder else 0,
+            "forwarded_tokens_per_rollout": {  # real tokens in the (suffix) forward vs padded positions
+                "real": sum(lengths) / len(c),
+                "one_batch": max(lengths),
+                "length_batches": sum(
+                    len(b) * max(lengths[i] for i in b) for b in length_batches(lengths, BATCH_OVERHEAD)
+                )
+                / len(c),
+            },
+            "score_seconds": {p: median(secs["score", p]) for p in paths},
+            "update_seconds": {p: median(secs["update", p]) for p in paths},
+            "score_speedup": ratio("score", "plain_one_batch", best),  # today's path vs the first one
+            "length_batches_score_speedup": ratio("score", f"{best}_one_batch", best),
+            "update_speedup": ratio("update", "plain_one_batch", best),
+            "reward_call_speedup": ratio("call", "plain_one_batch", best),
+            "length_batches_reward_call_speedup": ratio("call", f"{best}_one_batch", best),
+            "max_score_difference": max(
+                abs(a - b) for p in paths for a, b in zip(scores["plain_one_batch"], scores[p])
             ),
-            "max_score_difference": max(abs(a - b) for a, b in zip(scores[False], scores[True])),
         }
         print(name, json.dumps(result[name]), flush=True)
     result["torch_threads"] = torch.get_num_threads()
     result["machine"] = machine()
-    write_result("rm_prefix", result)
+    write_result(args.name, result)
 
 
 if __name__ == "__main__":

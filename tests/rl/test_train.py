@@ -198,7 +198,7 @@ def test_old_logprobs_from_the_sampler_equal_trls_forward_and_leave_training_unc
             assets, out, "rule", steps_per_generation=2, max_steps=4, sampler_logprobs=sampler, seed=3, temperature=0.7
         )
         trainer, _, _ = build_trainer(cfg)
-        diffs = []
+        diffs, cases = [], []
         if sampler:  # beside every recorded answer, the forward it replaces
 
             def check(logps):
@@ -209,6 +209,8 @@ def test_old_logprobs_from_the_sampler_equal_trls_forward_and_leave_training_unc
                         ref = GRPOTrainer._get_per_token_logps_and_entropies(trainer, *args, **kwargs)[0]
                         m = mask[:, -keep:].bool()
                         diffs.append((out[0] - ref)[m].abs().max().item())
+                        # the cases alignment could get wrong happened: rollouts that ended early, padded prompts
+                        cases.append((bool((~m).any()), bool((mask[:, :-keep] == 0).any())))
                     return out
 
                 return checked
@@ -216,12 +218,13 @@ def test_old_logprobs_from_the_sampler_equal_trls_forward_and_leave_training_unc
             wrap_trainer_method(trainer, "logps", check)
         trainer.train()
         losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
-        return trainer, losses, diffs
+        return trainer, losses, diffs, cases
 
-    with_sampler, losses_s, diffs = run(True, tmp_path / "sampler")
-    without, losses_f, _ = run(False, tmp_path / "forward")
+    with_sampler, losses_s, diffs, cases = run(True, tmp_path / "sampler")
+    without, losses_f, _, _ = run(False, tmp_path / "forward")
     recorder = [c for c in [getattr(with_sampler, "_cooper_sampler_logprobs", None)] if c]
     assert len(diffs) == 2 and max(diffs) < 1e-4  # two generation batches, both answered from the sampler
+    assert all(early and padded for early, padded in cases)
     assert recorder and recorder[0].used == 2 and recorder[0].fallbacks == 0
     assert not hasattr(without, "_cooper_sampler_logprobs")
     assert losses_s == pytest.approx(losses_f, abs=1e-5)
@@ -230,6 +233,73 @@ def test_old_logprobs_from_the_sampler_equal_trls_forward_and_leave_training_unc
     moved = sum((a[k] - start[k]).square().sum() for k in start).sqrt()
     apart = sum((a[k] - b[k]).square().sum() for k in start).sqrt()
     assert apart < 0.01 * moved  # the same training up to rounding, next to how far training moved the weights
+
+
+def test_trimmed_padding_gives_trls_log_probs_and_the_same_training(assets, tmp_path, one_thread):
+    """Every log-prob call (loss micro-batches with grad, reference log-probs over the generation batch) returns
+    TRL's values on the completion mask while computing fewer positions, and a seeded run trains to the same losses
+    and weights as one on TRL's padded batches."""
+    from trl import GRPOTrainer
+
+    data = tmp_path / "mixed.jsonl"  # prompts of unequal length: some batches pad every prompt on the left
+    long = "Tom has 3 red apples in his bag and his friend at school gives him 4 more. How many apples now?"
+    data.write_text("".join(json.dumps({"question": q, "answer": "7"}) + "\n" for q in [*QUESTIONS, long] * 2))
+
+    def run(trim, out):
+        cfg = config(
+            assets, out, "rule", steps_per_generation=2, max_steps=4, trim_padding=trim, sampler_logprobs=False, seed=5
+        )
+        cfg.datasets = [str(data)]
+        trainer, _, _ = build_trainer(cfg)
+        diffs = []
+        if trim:
+
+            def check(logps):
+                def checked(*args, **kwargs):
+                    out = logps(*args, **kwargs)
+                    with torch.no_grad():
+                        ref = GRPOTrainer._get_per_token_logps_and_entropies(trainer, *args, **kwargs)
+                    m = args[2][:, -args[3] :].bool()
+                    assert out[0].shape == ref[0].shape
+                    diffs.append(((out[0] - ref[0])[m].abs().max().item(), torch.is_grad_enabled()))
+                    return out
+
+                return checked
+
+            wrap_trainer_method(trainer, "logps", check)
+        trainer.train()
+        return trainer, [h["loss"] for h in trainer.state.log_history if "loss" in h], diffs
+
+    trimmed, losses_t, diffs = run(True, tmp_path / "trim")
+    padded, losses_p, _ = run(False, tmp_path / "pad")
+    computed, padded_positions = trimmed._cooper_padding_trimmer.columns
+    assert computed < padded_positions  # positions were saved
+    # a batch whose chunks pad on both sides: two short and two long prompts, completions of 2 to 6 tokens
+    tok = trimmed.processing_class
+    prompts = [tok(q, add_special_tokens=False)["input_ids"] for q in (QUESTIONS[0], long, QUESTIONS[1], long)]
+    completions = [[11, 12], [13, 14, 15, 16, 17, 18], [19, 20, 21], [22] * 5]
+    pw, cw = max(map(len, prompts)), max(map(len, completions))
+    pad = tok.pad_token_id
+    ids = torch.tensor([[pad] * (pw - len(p)) + p + c + [pad] * (cw - len(c)) for p, c in zip(prompts, completions)])
+    mask = torch.tensor(
+        [[0] * (pw - len(p)) + [1] * (len(p) + len(c)) + [0] * (cw - len(c)) for p, c in zip(prompts, completions)]
+    )
+    before = dict(trimmed._cooper_padding_trimmer.trimmed_calls)
+    with torch.no_grad():
+        got = trimmed._get_per_token_logps_and_entropies(trimmed.model, ids, mask, cw, batch_size=2)[0]
+        want = GRPOTrainer._get_per_token_logps_and_entropies(trimmed, trimmed.model, ids, mask, cw, batch_size=2)[0]
+    m = mask[:, -cw:].bool()
+    assert torch.allclose(got[m], want[m], atol=1e-4) and got.shape == want.shape
+    after = trimmed._cooper_padding_trimmer.trimmed_calls
+    assert after["prompt"] > before["prompt"] and after["completion"] > before["completion"]  # both sides
+    assert {grad for _, grad in diffs} == {True, False}  # loss forwards and reference forwards both checked
+    assert max(d for d, _ in diffs) < 1e-4
+    assert not hasattr(padded, "_cooper_padding_trimmer")
+    assert losses_t == pytest.approx(losses_p, abs=1e-5)
+    a, b, start = trimmed.model.state_dict(), padded.model.state_dict(), weights_of(assets)
+    moved = sum((a[k] - start[k]).square().sum() for k in start).sqrt()
+    apart = sum((a[k] - b[k]).square().sum() for k in start).sqrt()
+    assert apart < 0.01 * moved
 
 
 def test_sampler_logprobs_only_where_the_sampler_is_the_fp32_policy(assets, tmp_path):
@@ -241,6 +311,7 @@ def test_sampler_logprobs_only_where_the_sampler_is_the_fp32_policy(assets, tmp_
     assert not installed(steps_per_generation=2, sampler_logprobs=False)
     assert not installed(steps_per_generation=2, rollout_bf16_weights=True)  # a bf16 sampler: not the same policy
     assert not installed(steps_per_generation=2, bf16_autocast=True)  # old log-probs under autocast differ
+    assert not installed(steps_per_generation=2, rollout_autocast=True)  # rollouts under autocast
 
 
 def weights_of(assets):

@@ -29,6 +29,7 @@ TEMPLATE_VERSION = "cooper-rm-v1"
 META_FILE = "cooper_rm.json"
 DEFAULT_MAX_LENGTH = 512
 TRUNCATION_MARKER = " ... "
+BATCH_OVERHEAD = 64  # positions' worth of fixed cost per forward (length_batches; benchmarks/rm_prefix.py)
 COMPLETION_HEAD_FRACTION = 1 / 3  # a cut completion keeps 1/3 head, 2/3 tail (the final answer is at the end)
 
 _Q_OPEN, _Q_CLOSE_REF_OPEN = "<question>", "</question>\n<reference_answer>"
@@ -128,6 +129,32 @@ def can_share_prefix(model, max_length: int) -> bool:
     )
 
 
+def length_batches(lengths: list[int], overhead: int = BATCH_OVERHEAD) -> list[list[int]]:
+    """Indices of sequences of these lengths split into batches of similar length that minimise the padded
+    positions computed plus ``overhead`` positions per batch (the fixed cost of a forward): sorted by length, the
+    best contiguous split (dynamic programming, O(n^2))."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    n = len(order)
+    best, cut = [0.0] + [float("inf")] * n, [0] * (n + 1)
+    for j in range(1, n + 1):  # best[j]: cost of the j shortest; the last batch is order[i:j], padded to its longest
+        width = lengths[order[j - 1]]
+        for i in range(j):
+            cost = best[i] + (j - i) * width + overhead
+            if cost < best[j]:
+                best[j], cut[j] = cost, i
+    batches, j = [], n
+    while j > 0:
+        batches.append(order[cut[j] : j])
+        j = cut[j]
+    return batches[::-1]
+
+
+def _in_input_order(parts: list[tuple[list[int], torch.Tensor]], device) -> torch.Tensor:
+    """The values of (indices, values) batches concatenated back into the order of the indices (keeps autograd)."""
+    order = torch.tensor([i for batch, _ in parts for i in batch], device=device)
+    return torch.cat([value for _, value in parts])[torch.argsort(order)]
+
+
 def common_prefix_length(seqs: list[list[int]]) -> int:
     """Length of the longest common prefix of token id lists, leaving at least one token of each after it."""
     n = min(len(x) for x in seqs) - 1
@@ -156,6 +183,9 @@ def _all_reduce_sum(t: torch.Tensor) -> torch.Tensor:
 class VerifyRM:
     """Reference-based reward model: an AutoModelForSequenceClassification (1 logit) + tokenizer + max_length.
 
+    Sequences are forwarded in batches of similar length (length_batches, ``batch_overhead``): rollouts range from
+    a few tokens to the length cap, and one batch would pad them all to the longest.
+
     `optimizer` / `scheduler` (None until configure_optimizer or the first pairwise_update) are attributes so
     an RL loop can checkpoint them. `autocast` (default False): run forwards (and so backwards) under bf16
     autocast with fp32 master weights, ~2x faster on CPUs with bf16 matmul units.
@@ -174,6 +204,7 @@ class VerifyRM:
         self.new_parameters: list[str] = []  # names of weights initialised at load (a fresh classification head)
         # Rollouts of one prompt share the question + reference prefix: a decoder computes it once (KV cache)
         self.share_prefix = can_share_prefix(model, max_length)
+        self.batch_overhead = BATCH_OVERHEAD  # length_batches: larger, fewer forwards; 10**9: one padded batch
 
     @property
     def device(self) -> torch.device:
@@ -274,34 +305,46 @@ class VerifyRM:
         return input_ids, mask
 
     def _forward(self, ids: list[list[int]]) -> torch.Tensor:
-        """One logit per sequence for a right-padded batch of token id lists."""
+        """One logit per sequence of token id lists, forwarded in right-padded batches of similar length
+        (length_batches)."""
         if not ids:
             return torch.zeros(0, device=self.device)
-        input_ids, mask = self._padded(ids)
+        parts = []
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
-            return self.model(input_ids=input_ids, attention_mask=mask).logits.squeeze(-1).float()
+            for batch in length_batches([len(x) for x in ids], self.batch_overhead):
+                input_ids, mask = self._padded([ids[i] for i in batch])
+                parts.append((batch, self.model(input_ids=input_ids, attention_mask=mask).logits.squeeze(-1).float()))
+        return _in_input_order(parts, self.device)
 
     def _forward_shared(self, prefixes: list[list[int]], suffixes: list[list[int]], owner: list[int]) -> torch.Tensor:
         """One logit per sequence prefixes[owner[i]] + suffixes[i] (decoders only): one forward of the distinct
-        prefixes, whose keys/values each suffix then attends to, and one forward of the suffixes. Positions continue
-        after each prefix and padded prefix positions are masked, so the logits are those of the whole sequences."""
+        prefixes, whose keys/values each suffix then attends to, and forwards of the suffixes in batches of similar
+        length (length_batches). Positions continue after each prefix and padded prefix positions are masked, so the
+        logits are those of the whole sequences."""
+        from transformers import DynamicCache
+
         p_ids, p_mask = self._padded(prefixes)
-        s_ids, s_mask = self._padded(suffixes)
-        rows = torch.tensor(owner, device=self.device)
-        lengths = p_mask.sum(1)[rows]
-        positions = lengths[:, None] + torch.arange(s_ids.shape[1], device=self.device)[None, :]
-        positions = torch.where(s_mask.bool(), positions, lengths[:, None])  # pads: a position the model has
+        p_lengths = p_mask.sum(1)
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
-            cache = self.model(input_ids=p_ids, attention_mask=p_mask, use_cache=True).past_key_values
-            cache.batch_select_indices(rows)  # each suffix gets a copy of its prefix's keys/values
-            out = self.model(
-                input_ids=s_ids,
-                attention_mask=torch.cat([p_mask[rows], s_mask], dim=1),
-                position_ids=positions,
-                past_key_values=cache,
-                use_cache=False,
-            )  # the score is read at the last non-pad suffix token, as in one forward of the whole sequence
-            return out.logits.squeeze(-1).float()
+            prefix = self.model(input_ids=p_ids, attention_mask=p_mask, use_cache=True)
+            kv = [(k, v) for k, v, *_ in prefix.past_key_values]
+            logits = []
+            for batch in length_batches([len(x) for x in suffixes], self.batch_overhead):
+                rows = torch.tensor([owner[i] for i in batch], device=self.device)
+                s_ids, s_mask = self._padded([suffixes[i] for i in batch])
+                lengths = p_lengths[rows]
+                positions = lengths[:, None] + torch.arange(s_ids.shape[1], device=self.device)[None, :]
+                positions = torch.where(s_mask.bool(), positions, lengths[:, None])  # pads: a position the model has
+                cache = DynamicCache(ddp_cache_data=[(k[rows], v[rows]) for k, v in kv])  # each suffix's prefix
+                res = self.model(
+                    input_ids=s_ids,
+                    attention_mask=torch.cat([p_mask[rows], s_mask], dim=1),
+                    position_ids=positions,
+                    past_key_values=cache,
+                    use_cache=False,
+                )  # the score is read at the last non-pad suffix token, as in one forward of the whole sequence
+                logits.append((batch, res.logits.squeeze(-1).float()))
+        return _in_input_order(logits, self.device)
 
     def _forward_grouped(self, ids: list[list[int]], keys: list) -> torch.Tensor:
         """_forward, where sequences with equal key (e.g. one prompt's rollouts, which share the question and

@@ -34,6 +34,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 from transformers import TrainerCallback
 from transformers.trainer_callback import ProgressCallback
 
@@ -172,6 +173,94 @@ def bf16_rollout_copy(trainer, dtype=torch.bfloat16):
     return copy
 
 
+def _trimmed(input_ids, attention_mask, logits_to_keep: int, lead_ok: bool):
+    """(first column, end column, new logits_to_keep) that drop the columns every row pads: trailing completion
+    padding always (causal attention: later positions change nothing before them), leading prompt padding only if
+    ``lead_ok`` (rotary positions: a shift of every row's positions leaves the attention scores unchanged)."""
+    width = input_ids.size(1)
+    used = attention_mask.bool().any(0)
+    prompt_used = used[: width - logits_to_keep]
+    lead = int(prompt_used.int().argmax()) if lead_ok and prompt_used.any() else 0
+    completion_used = used[width - logits_to_keep :]
+    trail = int(completion_used.flip(0).int().argmax()) if completion_used.any() else 0
+    trail = min(trail, logits_to_keep - 1)  # keep one completion column: TRL's shapes stay valid
+    return lead, width - trail, logits_to_keep - trail
+
+
+class PaddingTrimmer:
+    """Log-prob forwards without the padding TRL gives them. TRL pads a whole generation batch (steps_per_generation
+    x the rollouts of one step) to its longest prompt and completion and keeps that width for every micro-batch and
+    every reference/old log-prob chunk; on a CPU, where those forwards are compute-bound, the padded positions cost as
+    much as real ones. Here each call drops the columns all of its rows pad (see _trimmed), and no-grad calls over
+    many rows (reference and old log-probs) are regrouped into chunks of similar completion length first. The values
+    returned are TRL's (same shape, zeros where the completion mask is 0; tested). Install with
+    ``install_padding_trimmer``."""
+
+    def __init__(self, trainer):
+        from cooper_rl.cooper.reward_model import PREFIX_SHARING_TYPES
+
+        self.trainer = trainer
+        self.lead_ok = getattr(trainer.model.config, "model_type", None) in PREFIX_SHARING_TYPES
+        self.columns = [0, 0]  # (positions computed, positions TRL would have computed)
+        self.trimmed_calls = {"prompt": 0, "completion": 0}  # calls that dropped leading / trailing columns
+
+    def wrap_logps(self, logps):
+        """Wrap TRL's log-prob method (see the class doc)."""
+        trimmer = self
+
+        def one(args, kwargs, rows=None):
+            model, input_ids, attention_mask, keep = args[:4]
+            extra = {k: v for k, v in kwargs.items() if k != "batch_size"}
+            if rows is not None:
+                input_ids, attention_mask = input_ids[rows], attention_mask[rows]
+            lead, end, new_keep = _trimmed(input_ids, attention_mask, keep, trimmer.lead_ok)
+            trimmer.columns[0] += input_ids.size(0) * (end - lead)
+            trimmer.columns[1] += input_ids.size(0) * input_ids.size(1)
+            trimmer.trimmed_calls["prompt"] += lead > 0
+            trimmer.trimmed_calls["completion"] += new_keep < keep
+            out = logps(model, input_ids[:, lead:end], attention_mask[:, lead:end], new_keep, *args[4:], **extra)
+            pad = keep - new_keep
+            logp, entropies, *rest = out
+            if pad:
+                logp = F.pad(logp, (0, pad))
+                entropies = None if entropies is None else F.pad(entropies, (0, pad))
+            return (logp, entropies, *rest)
+
+        @functools.wraps(logps)
+        def logps_trimmed(*args, **kwargs):
+            if (
+                len(args) < 4
+                or kwargs.get("compute_aux_loss")  # a MoE's load-balancing loss is a mean over chunks
+                or any(v is not None for k, v in kwargs.items() if k not in TEXT_ONLY_KWARGS)
+            ):
+                return logps(*args, **kwargs)  # images and the like ride on row order: TRL's own path
+            input_ids, attention_mask, keep = args[1], args[2], args[3]
+            batch_size = kwargs.get("batch_size") or input_ids.size(0)
+            if torch.is_grad_enabled() or batch_size >= input_ids.size(0):
+                return one(args, kwargs)  # the loss's micro-batch: its own width, rows untouched
+            # reference / old log-probs over the generation batch: chunks of similar completion length
+            lengths = attention_mask[:, input_ids.size(1) - keep :].sum(1)
+            order = torch.argsort(lengths, stable=True)
+            parts = [one(args, kwargs, order[i : i + batch_size]) for i in range(0, len(order), batch_size)]
+            inverse = torch.argsort(order)
+            logp = torch.cat([p[0] for p in parts])[inverse]
+            ent = None if parts[0][1] is None else torch.cat([p[1] for p in parts])[inverse]
+            return logp, ent, None
+
+        return logps_trimmed
+
+
+TEXT_ONLY_KWARGS = ("batch_size", "compute_entropy", "compute_aux_loss")  # other log-prob kwargs: multimodal
+
+
+def install_padding_trimmer(trainer) -> PaddingTrimmer:
+    """Make ``trainer``'s log-prob forwards skip the padding every row of a call shares (see PaddingTrimmer)."""
+    trimmer = PaddingTrimmer(trainer)
+    wrap_trainer_method(trainer, "logps", trimmer.wrap_logps)
+    trainer._cooper_padding_trimmer = trimmer
+    return trimmer
+
+
 class SamplerLogprobs:
     """Old log-probs from the sampler: while the trainer's fp32 policy generates a batch, record the log-prob
     (``log_softmax(logits / temperature)``, as TRL computes it) of every token it samples, and hand them to TRL
@@ -224,8 +313,11 @@ class SamplerLogprobs:
                 ids = sequences if torch.is_tensor(sequences) else sequences.sequences
                 if last[0] is not None:
                     steps.append(last[0].gather(1, ids[:, -1:]).squeeze(1))
-                if steps:
-                    recorder.stash = (ids[:, ids.size(1) - len(steps) :], torch.stack(steps, dim=1))
+                prompt = g_kwargs.get("input_ids", g_args[0] if g_args else None)
+                # one forward per new token, or the values would not belong to the tokens (chunked prefill, synced
+                # or speculative generation...): then TRL's forward computes them
+                if steps and prompt is not None and len(steps) == ids.size(1) - prompt.size(1):
+                    recorder.stash = (ids[:, prompt.size(1) :], torch.stack(steps, dim=1))
                 return sequences
 
             model.generate = generate_and_record  # an instance attribute only for this call
@@ -244,7 +336,10 @@ class SamplerLogprobs:
         @functools.wraps(logps)
         def logps_or_recorded(*args, **kwargs):
             stash, recorder.stash = recorder.stash, None  # one use: later calls (reference, loss) compute
-            if stash is None or torch.is_grad_enabled() or kwargs.get("compute_entropy") or len(args) < 4:
+            if torch.is_grad_enabled() or kwargs.get("compute_entropy") or len(args) < 4:
+                return logps(*args, **kwargs)
+            if stash is None:  # the old log-probs right after a batch whose recording was not usable
+                recorder.fallbacks += args[0] is recorder.trainer.model
                 return logps(*args, **kwargs)
             model, input_ids, attention_mask, logits_to_keep = args[:4]
             tokens, values = stash

@@ -36,6 +36,7 @@ from cooper_rl.rl.callbacks import (
     StepProfiler,
     autocast_rollouts,
     bf16_rollout_copy,
+    install_padding_trimmer,
     install_sampler_logprobs,
 )
 from cooper_rl.rl.checkpoint import (
@@ -282,6 +283,15 @@ class RLConfig:
             "log-probs and gradients, less work); false: TRL's own CPU path, which scores every position."
         },
     )
+    trim_padding: bool = field(
+        default=True,
+        metadata={
+            "help": "Log-prob forwards (loss, reference, old) skip the padding all rows of a call share; reference "
+            "and old log-probs are computed in chunks of similar completion length. TRL pads every micro-batch to "
+            "the longest prompt and completion of the whole generation batch. Same values (tested); single process "
+            "or DDP."
+        },
+    )
     sampler_logprobs: bool = field(
         default=True,
         metadata={
@@ -418,12 +428,15 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
 def sampler_logprobs_apply(cfg: RLConfig, trainer) -> bool:
     """Whether the old log-probs can come from the sampler: asked for, TRL needs them (several optimizer steps or
     iterations per generation batch), and the sampler is the fp32 policy (no vLLM, bf16 copy or autocast, no
-    adapters, no tool calls)."""
+    adapters, no tool calls, unsharded weights)."""
     return bool(
         cfg.sampler_logprobs
         and cfg.steps_per_generation * cfg.num_iterations > 1
         and not (cfg.use_vllm or cfg.bf16 or cfg.bf16_autocast or cfg.rollout_autocast or cfg.rollout_bf16_weights)
         and not hasattr(trainer.model, "peft_config")
+        # sharded weights: generate runs synced across processes, and a process falling back to TRL's forward
+        # alone would wait for the others in the weight gather
+        and not (trainer.is_fsdp_enabled or trainer.is_deepspeed_enabled)
         and not getattr(trainer, "tools", None)
     )
 
@@ -504,6 +517,8 @@ def build_trainer(cfg: RLConfig):
         bf16_rollout_copy(trainer)
     elif cfg.rollout_autocast:
         autocast_rollouts(trainer)
+    if cfg.trim_padding and not (trainer.is_fsdp_enabled or trainer.is_deepspeed_enabled):
+        install_padding_trimmer(trainer)  # before the sampler's wrapper: that one must see TRL's whole call
     if sampler_logprobs_apply(cfg, trainer):
         install_sampler_logprobs(trainer)
     # after the rollout wrappers, so the profiler's "generation" includes the bf16 copy's weight sync
