@@ -43,6 +43,7 @@ VARIANTS = {
     "compact": COMPACT,
     "new": FAST,  # = configs/rl_cpu.yaml (bf16 where native; fp32 hosts: old log-probs from the sampler)
     "new_forward": f"{FAST} --sampler_logprobs false",  # the same, old log-probs from TRL's second forward
+    "prev": f"{FAST} --sampler_logprobs false --trim_padding false",  # the preset before those two exact savings
     "new8": FAST.replace("--steps_per_generation 4", "--steps_per_generation 8"),
 }
 
