@@ -100,7 +100,8 @@ def main():
     args = ap.parse_args()
 
     bw = bandwidth_gbs(5)
-    peak = {"fp32": matmul_gflops(torch.float32, 5), "bf16": matmul_gflops(torch.bfloat16, 5)}
+    # emulated bf16 (no AVX512-BF16/AMX) runs at well under 1 GFLOP/s: its 2048^3 matmuls alone would take minutes
+    peak = {"fp32": matmul_gflops(torch.float32, 5), "bf16": matmul_gflops(torch.bfloat16, 5) if fast_bf16() else 0.0}
     print(f"bandwidth {bw:.1f} GB/s, matmul peak fp32 {peak['fp32']:.0f} / bf16 {peak['bf16']:.0f} GFLOP/s", flush=True)
 
     model, tok = load_causal_lm("smollm2-135m-instruct", device="cpu")

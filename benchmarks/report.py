@@ -190,7 +190,9 @@ def main():
                 "physical limit",
                 f"memory bandwidth (512 MiB copy) / matmul peak fp32, bf16 (2048³){host}",
                 "",
-                f"{b['bandwidth_gbs']:.0f} GB/s / {b['matmul_peak_gflops']['fp32']:.0f}, {b['matmul_peak_gflops']['bf16']:.0f} GFLOP/s",
+                f"{b['bandwidth_gbs']:.0f} GB/s / {b['matmul_peak_gflops']['fp32']:.0f}, "
+                + (f"{b['matmul_peak_gflops']['bf16']:.0f}" if b["matmul_peak_gflops"]["bf16"] >= 1 else "(emulated)")
+                + " GFLOP/s",
                 None,
             )
         )
@@ -247,7 +249,9 @@ def main():
             rows.append(
                 (
                     "throughput",
-                    "decode tokens/s in RL vs its bound: old (fp32, batch 8) → new (bf16 matmuls, batch 32)",
+                    "decode tokens/s in RL vs its bound: old (fp32, batch 8) → new ("
+                    + ("fp32" if t["variants"]["new"]["runs"][0].get("rollout_dtype") == "fp32" else "bf16 matmuls")
+                    + ", batch 32)",
                     "",
                     f"{t['decode_tokens_per_s_old']:.0f} ({100 * t['decode_fraction_of_bound_old']:.0f}% of {t['decode_bound_tokens_per_s_old']:.0f}) → {t['decode_tokens_per_s_new']:.0f} ({100 * t['decode_fraction_of_bound']:.0f}% of {t['decode_bound_tokens_per_s']:.0f})",
                     None,

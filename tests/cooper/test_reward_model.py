@@ -325,6 +325,29 @@ def test_length_batches_pad_little_and_cover_every_sequence_once():
     assert len(length_batches(lengths, overhead=10**6)) == 1 and length_batches([], 64) == []
 
 
+def test_length_batches_keep_each_rows_logit_and_gradient(tmp_path):
+    """Forwarding in batches of similar length (the default) gives every row the logit and gradient of one padded
+    batch, with the rows in their input order (lengths deliberately unsorted), on an encoder and a decoder RM."""
+    from tiny import save_tiny_llama, tiny_rm
+
+    qs = ["What is 3 + 4?", "Tom has 12 apples and eats 5. How many are left?", "What is 1 + 1?", "What is 2 + 5?"]
+    refs = ["7", "7", "2", "7"]
+    comps = ["step " * 40 + "\\boxed{7}", "7", "1 + 1 = 2 so the answer is \\boxed{2}", "\\boxed{8}"]
+    for rm in (tiny_rm(tmp_path / "bert"), VerifyRM.from_pretrained(save_tiny_llama(tmp_path / "llama"), device="cpu")):
+        rm.share_prefix = False
+        out = {}
+        for overhead in (0, 10**9):  # 0: a batch per distinct length; 10**9: one padded batch
+            rm.batch_overhead = overhead
+            rm.model.zero_grad(set_to_none=True)
+            logits = rm.logits(qs, refs, comps)
+            (logits * torch.tensor([1.0, -2.0, 3.0, -4.0])).sum().backward()
+            out[overhead] = (logits.detach(), [p.grad.clone() for p in rm.model.parameters() if p.grad is not None])
+        assert torch.allclose(out[0][0], out[10**9][0], atol=1e-5)
+        assert len(out[0][1]) == len(out[10**9][1]) > 0
+        assert all(torch.allclose(a, b, rtol=1e-4, atol=1e-6) for a, b in zip(out[0][1], out[10**9][1]))
+        assert len(set(out[0][0].tolist())) == len(qs)
+
+
 def test_prefix_sharing_only_where_it_gives_the_whole_sequence_scores():
     from types import SimpleNamespace as NS
 

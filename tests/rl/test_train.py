@@ -261,6 +261,9 @@ def test_trimmed_padding_gives_trls_log_probs_and_the_same_training(assets, tmp_
                         ref = GRPOTrainer._get_per_token_logps_and_entropies(trainer, *args, **kwargs)
                     m = args[2][:, -args[3] :].bool()
                     assert out[0].shape == ref[0].shape
+                    assert torch.equal(out[0].detach()[~m], ref[0][~m])  # TRL's zeros where nothing is scored
+                    if ref[1] is not None:  # the loss's entropies too
+                        assert torch.allclose(out[1].detach()[m], ref[1][m], atol=1e-4)
                     diffs.append(((out[0] - ref[0])[m].abs().max().item(), torch.is_grad_enabled()))
                     return out
 
@@ -300,6 +303,27 @@ def test_trimmed_padding_gives_trls_log_probs_and_the_same_training(assets, tmp_
     moved = sum((a[k] - start[k]).square().sum() for k in start).sqrt()
     apart = sum((a[k] - b[k]).square().sum() for k in start).sqrt()
     assert apart < 0.01 * moved
+
+
+def test_leading_padding_is_trimmed_only_where_a_position_shift_changes_nothing():
+    from types import SimpleNamespace as NS
+
+    from cooper_rl.rl.callbacks import install_padding_trimmer, shift_invariant
+    from tiny import tiny_llama
+
+    model, _ = tiny_llama()
+    assert shift_invariant(model)
+    assert not shift_invariant(model.to(torch.bfloat16))  # bf16 cos/sin round differently per position
+
+    def fake(model_type="llama", **rope):
+        return NS(
+            config=NS(model_type=model_type, rope_parameters=rope or None), parameters=lambda: iter([torch.zeros(1)])
+        )
+
+    assert shift_invariant(fake()) and shift_invariant(fake(rope_type="linear", factor=2.0))
+    assert not shift_invariant(fake("gpt2"))  # absolute position embeddings
+    assert not shift_invariant(fake(rope_type="dynamic", factor=2.0))  # frequencies follow the length
+    assert install_padding_trimmer(NS(model=fake(rope_type="longrope"))) is None  # not even trailing trims
 
 
 def test_sampler_logprobs_only_where_the_sampler_is_the_fp32_policy(assets, tmp_path):

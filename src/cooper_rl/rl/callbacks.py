@@ -197,10 +197,8 @@ class PaddingTrimmer:
     ``install_padding_trimmer``."""
 
     def __init__(self, trainer):
-        from cooper_rl.cooper.reward_model import PREFIX_SHARING_TYPES
-
         self.trainer = trainer
-        self.lead_ok = getattr(trainer.model.config, "model_type", None) in PREFIX_SHARING_TYPES
+        self.lead_ok = shift_invariant(trainer.model)
         self.columns = [0, 0]  # (positions computed, positions TRL would have computed)
         self.trimmed_calls = {"prompt": 0, "completion": 0}  # calls that dropped leading / trailing columns
 
@@ -250,11 +248,35 @@ class PaddingTrimmer:
         return logps_trimmed
 
 
+ROTARY_TYPES = ("llama", "mistral", "qwen2", "qwen3", "olmo2", "smollm3")  # decoders with rotary positions only
+LENGTH_DEPENDENT_ROPE = ("dynamic", "longrope")  # frequencies that depend on the sequence length
+
+
+def rope_type(model) -> str:
+    """The model's RoPE variant ('default' when its config names none)."""
+    params = getattr(model.config, "rope_parameters", None) or getattr(model.config, "rope_scaling", None) or {}
+    return params.get("rope_type", params.get("type", "default")) if isinstance(params, dict) else "default"
+
+
+def shift_invariant(model) -> bool:
+    """Whether shifting every row's positions by the same amount leaves a forward's log-probs unchanged up to fp32
+    rounding: rotary positions of a fixed (not length-dependent) frequency set, fp32 weights (bf16 rounds cos/sin
+    differently at each position)."""
+    return (
+        getattr(model.config, "model_type", None) in ROTARY_TYPES
+        and rope_type(model) not in LENGTH_DEPENDENT_ROPE
+        and next(model.parameters()).dtype == torch.float32
+    )
+
+
 TEXT_ONLY_KWARGS = ("batch_size", "compute_entropy", "compute_aux_loss")  # other log-prob kwargs: multimodal
 
 
-def install_padding_trimmer(trainer) -> PaddingTrimmer:
-    """Make ``trainer``'s log-prob forwards skip the padding every row of a call shares (see PaddingTrimmer)."""
+def install_padding_trimmer(trainer) -> PaddingTrimmer | None:
+    """Make ``trainer``'s log-prob forwards skip the padding every row of a call shares (see PaddingTrimmer);
+    None (nothing installed) for a length-dependent RoPE, where the sequence length changes the frequencies."""
+    if rope_type(trainer.model) in LENGTH_DEPENDENT_ROPE:
+        return None
     trimmer = PaddingTrimmer(trainer)
     wrap_trainer_method(trainer, "logps", trimmer.wrap_logps)
     trainer._cooper_padding_trimmer = trimmer
