@@ -425,6 +425,11 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
     return reward
 
 
+def sharded_weights(trainer) -> bool:
+    """Whether the policy's weights are sharded across processes (FSDP or DeepSpeed)."""
+    return bool(trainer.is_fsdp_enabled or trainer.is_deepspeed_enabled)
+
+
 def sampler_logprobs_apply(cfg: RLConfig, trainer) -> bool:
     """Whether the old log-probs can come from the sampler: asked for, TRL needs them (several optimizer steps or
     iterations per generation batch), and the sampler is the fp32 policy (no vLLM, bf16 copy or autocast, no
@@ -436,7 +441,7 @@ def sampler_logprobs_apply(cfg: RLConfig, trainer) -> bool:
         and not hasattr(trainer.model, "peft_config")
         # sharded weights: generate runs synced across processes, and a process falling back to TRL's forward
         # alone would wait for the others in the weight gather
-        and not (trainer.is_fsdp_enabled or trainer.is_deepspeed_enabled)
+        and not sharded_weights(trainer)
         and not getattr(trainer, "tools", None)
     )
 
@@ -512,12 +517,12 @@ def build_trainer(cfg: RLConfig):
     if cfg.bf16_autocast and not cfg.bf16:
         trainer.add_callback(FP32Generation())
     if cfg.rollout_bf16_weights:
-        if trainer.is_fsdp_enabled or trainer.is_deepspeed_enabled:  # sharded weights: the copy could not sync
+        if sharded_weights(trainer):  # the copy could not sync
             raise ValueError("rollout_bf16_weights needs unsharded weights (one process or DDP), not FSDP/DeepSpeed")
         bf16_rollout_copy(trainer)
     elif cfg.rollout_autocast:
         autocast_rollouts(trainer)
-    if cfg.trim_padding and not (trainer.is_fsdp_enabled or trainer.is_deepspeed_enabled):
+    if cfg.trim_padding and not sharded_weights(trainer):
         install_padding_trimmer(trainer)  # before the sampler's wrapper: that one must see TRL's whole call
     if sampler_logprobs_apply(cfg, trainer):
         install_sampler_logprobs(trainer)
