@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     mod = importlib.import_module(f"cooper_rl.{module}")  # imported only when its command runs
     cfg = parse_config(getattr(mod, cls_name), argv[1:], prog=f"cooper {argv[0]}")
     run = getattr(mod, run_name)
-    from cooper_rl.io import DataError
+    from cooper_rl.io import DataError, TrainingInterrupted
     from cooper_rl.models import ModelNotAvailableError
 
     try:
@@ -111,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     except (DataError, ModelNotAvailableError, FileNotFoundError) as e:  # user errors: message, no traceback
         print(f"cooper {argv[0]}: error: {e}", file=sys.stderr)
         return 2
+    except TrainingInterrupted as e:  # a signal stopped it after saving a checkpoint: resumable, not finished
+        print(f"cooper {argv[0]}: {e}", file=sys.stderr)
+        return 143
     return 0
 
 

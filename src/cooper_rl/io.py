@@ -17,6 +17,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 
+class TrainingInterrupted(RuntimeError):
+    """A training run stopped before its end (SIGTERM/SIGUSR1): its checkpoint is saved, nothing final is written;
+    rerun with resume to continue."""
+
+
 class DataError(ValueError):
     """Bad input data; the message names the file, the row and the field."""
 

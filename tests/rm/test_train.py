@@ -185,3 +185,43 @@ def test_fresh_head_trains_at_its_own_learning_rate(tmp_path):
     moved = {n: (after[n] - before[n]).abs().max().item() for n in before}
     encoder = max(v for n, v in moved.items() if not n.startswith("classifier"))
     assert moved["classifier.weight"] > 100 * encoder
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGUSR1"])
+def test_train_rm_saves_a_checkpoint_and_stops_on_signal(tmp_path, sig):
+    """SIGTERM/SIGUSR1 mid-run: the step in flight is checkpointed (with optimizer and schedule, far from any
+    scheduled save), nothing final is written, and the command exits 143."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tiny import save_tiny_bert
+
+    data = _write_jsonl(tmp_path / "rm.jsonl", _synthetic_rows(n_questions=20))
+    out = tmp_path / "rm"
+    args = ["train-rm", "--data", str(data), "--backbone", save_tiny_bert(tmp_path / "bert"), "--output_dir", str(out)]
+    args += ["--max_length", "64", "--max_steps", "100000", "--eval_steps", "50000", "--batch_size", "4"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cooper_rl.cli", *args],
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout.readline().startswith("[train-rm]")  # rows loaded; training starts next
+        time.sleep(3)
+        proc.send_signal(getattr(signal, sig))
+        rc = proc.wait(timeout=120)
+    finally:
+        proc.kill()
+    assert rc == 143
+    ckpts = list((tmp_path / "rm.checkpoints").glob("checkpoint-*"))
+    assert len(ckpts) == 1
+    step = int(ckpts[0].name.split("-")[1])
+    assert 0 < step < 50000
+    assert json.loads((ckpts[0] / "trainer_state.json").read_text())["global_step"] == step
+    assert (ckpts[0] / "optimizer.pt").is_file() and (ckpts[0] / "scheduler.pt").is_file()
+    assert not out.exists()

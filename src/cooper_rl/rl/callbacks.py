@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import functools
 import json
+import signal
+import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -403,6 +405,45 @@ def bar_only_progress(trainer) -> None:
     """Swap a Trainer's ProgressCallback for BarOnlyProgress."""
     trainer.remove_callback(ProgressCallback)
     trainer.add_callback(BarOnlyProgress)
+
+
+class SaveOnSignal(TrainerCallback):
+    """On SIGTERM or SIGUSR1, save a checkpoint at the end of the step in flight and stop training, so a job
+    stopped from outside (the end of a session, a scheduler) loses no finished step; ``interrupted`` then says
+    the run is not finished (its caller must not save final results). The handlers are installed at
+    construction (a signal while the model loads stops the run after its first step) and put back by
+    ``restore()`` or at the end of training. ``every``: stop only at a step that is a multiple of it."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGUSR1)
+
+    def __init__(self, every: int = 1):
+        self.every = max(1, every)
+        self.requested = self.interrupted = False
+        self._previous: dict = {}
+        if threading.current_thread() is threading.main_thread():  # only the main thread may set handlers
+            self._previous = {s: signal.signal(s, self._request) for s in self.SIGNALS}
+
+    def _request(self, signum, frame):
+        self.requested = True
+        print(f"[signal] {signal.Signals(signum).name}: checkpoint at the end of this step, then stop", flush=True)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        """After a signal: save and stop at the first allowed step."""
+        if self.requested and state.global_step % self.every == 0:
+            self.interrupted = True
+            control.should_save = True
+            control.should_training_stop = True
+        return control
+
+    def on_train_end(self, args, state, control, **kwargs):
+        """Put the previous handlers back."""
+        self.restore()
+
+    def restore(self) -> None:
+        """Put the previous handlers back (idempotent)."""
+        for s, handler in self._previous.items():
+            signal.signal(s, handler)
+        self._previous = {}
 
 
 class CompactConsole(TrainerCallback):

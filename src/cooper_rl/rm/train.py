@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 
 from cooper_rl.cooper.reward_model import VerifyRM
-from cooper_rl.io import atomic_write_json
+from cooper_rl.io import TrainingInterrupted, atomic_write_json
 from cooper_rl.models import bf16_flag
 from cooper_rl.rm.data import load_rm_rows
 
@@ -167,6 +167,16 @@ def compute_metrics(eval_pred) -> dict:
 
 def run_train_rm(cfg: TrainRMConfig) -> dict:
     """``cooper train-rm``: BCE-train VerifyRM, keep the best-validation checkpoint, save it to output_dir."""
+    from cooper_rl.rl.callbacks import SaveOnSignal
+
+    on_signal = SaveOnSignal()  # SIGTERM/SIGUSR1: checkpoint the step in flight and stop (resume continues there)
+    try:
+        return _train_rm(cfg, on_signal)
+    finally:
+        on_signal.restore()
+
+
+def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
     from transformers import TrainingArguments, set_seed
 
     from cooper_rl.rl.callbacks import bar_only_progress
@@ -240,9 +250,12 @@ def run_train_rm(cfg: TrainRMConfig) -> dict:
         compute_metrics=compute_metrics,
     )
     bar_only_progress(trainer)  # progress bar, no raw log dicts on the console
+    trainer.add_callback(on_signal)
     t0 = time.time()
     try:
         train_out = trainer.train(resume_from_checkpoint=resume)
+        if on_signal.interrupted:
+            raise TrainingInterrupted(f"stopped by a signal at step {trainer.state.global_step}, checkpoint saved")
         rm.model = trainer.model  # best checkpoint (load_best_model_at_end)
         val_metrics = trainer.evaluate() if has_val else {}
     except BaseException:
