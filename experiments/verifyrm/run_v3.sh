@@ -3,7 +3,8 @@
 # `cooper rm-data` rows (answer-format variants, traps, real policy completions), SEEDS training seeds each,
 # evaluated next to the strict rule verifier and raw Math-Verify on
 #   heldout:    real completions on GSM8K test questions 101-300 (embedded + SFT policy, lenient-rule labels,
-#               spot-checked) plus the gold solutions;
+#               spot-checked by hand: spotcheck.py, v3/spotcheck.md; 4 labels changed, v3/heldout_hand_labels.jsonl)
+#               plus the gold solutions;
 #   robustness: every rm-data category once per GSM8K test question 101-200 (labels by construction).
 # Never trains on GSM8K test questions (rm-data --exclude drops any that appear). Resumable: rerun to continue;
 # every step skips what it already finished and training continues from its last checkpoint.
@@ -58,7 +59,8 @@ $C rm-data --solutions $SHARED/gsm8k/train.jsonl $D/svamp_rm_train.jsonl builtin
   --output $RUNS/train.jsonl --stats $V/train.stats.json --seed 0 > $V/rm_data_train.log
 $C rm-data --solutions $V/gsm8k_test_101_200.jsonl --mode suite --output $V/robustness.jsonl --seed 0 > $V/rm_data_suite.log
 $C rm-data --solutions $V/gsm8k_test_101_300.jsonl --mode suite --categories fmt:hash \
-  --samples $V/samples_heldout.jsonl --sample_labels lenient --output $V/heldout.jsonl --seed 0 > $V/rm_data_heldout.log
+  --samples $V/samples_heldout.jsonl --sample_labels lenient --label_overrides $V/heldout_hand_labels.jsonl \
+  --output $V/heldout.jsonl --seed 0 > $V/rm_data_heldout.log
 
 for B in $BACKBONES; do
   case $B in

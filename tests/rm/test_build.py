@@ -9,7 +9,7 @@ import pytest
 from cooper_rl import verify
 from cooper_rl.data import save_problems
 from cooper_rl.formats import FORMAT_VARIANTS, number_words, restyle
-from cooper_rl.io import write_jsonl
+from cooper_rl.io import DataError, write_jsonl
 from cooper_rl.rm.build import (
     CATEGORIES,
     FORMATS,
@@ -211,6 +211,29 @@ def test_samples_lenient_labels(tmp_path):
     )
     got = {r["completion"]: r["label"] for r in rows if r["answer_type"].startswith("sample")}
     assert got["12 - 2 gives 10"] == 1 and len(got) == 4 and stats["samples_dropped"] == {}
+
+
+def test_hand_labels_replace_the_rule_and_must_all_match(tmp_path):
+    rows = [
+        {"question": Q, "reference": "10", "completion": c, "source": "policy", "problem_id": "p1", "sample": i}
+        for i, c in enumerate(["So \\boxed{10}.", "blah 3 blah ... so 10 whatever"])  # lenient: 1 and 1
+    ]
+    write_jsonl(tmp_path / "samples.jsonl", rows)
+    hand = {"problem_id": "p1", "source": "policy", "sample": 1, "label": 0, "reason": "no final answer"}
+    write_jsonl(tmp_path / "hand.jsonl", [hand])
+    kw = {"solutions": ["builtin:train:2"], "samples": [str(tmp_path / "samples.jsonl")], "categories": ["traps"]}
+    got, stats = build(tmp_path, sample_labels="lenient", label_overrides=str(tmp_path / "hand.jsonl"), **kw)
+    by_sample = {r["sample"]: r for r in got if r["answer_type"].startswith("sample")}
+    assert (by_sample[0]["label"], by_sample[0]["label_source"]) == (1, "rule")
+    assert (by_sample[1]["label"], by_sample[1]["label_source"], by_sample[1]["rule_label"]) == (0, "hand", 1)
+    assert stats["hand_labels"] == {"file": str(tmp_path / "hand.jsonl"), "n": 1, "changed": 1}
+
+    write_jsonl(tmp_path / "hand.jsonl", [hand, {**hand, "sample": 7}])  # matches no sample row
+    with pytest.raises(DataError, match="match no sample row"):
+        build(tmp_path, sample_labels="lenient", label_overrides=str(tmp_path / "hand.jsonl"), **kw)
+    write_jsonl(tmp_path / "hand.jsonl", [{**hand, "label": "wrong"}])
+    with pytest.raises(DataError, match="row 1: field 'label'"):
+        build(tmp_path, sample_labels="lenient", label_overrides=str(tmp_path / "hand.jsonl"), **kw)
 
 
 def test_missing_verdicts_are_asked_again(tmp_path):

@@ -50,7 +50,7 @@ from cooper_rl import verify
 from cooper_rl.cooper.negatives import corrupt_solution, wrong_values
 from cooper_rl.data import load_problems, read_records
 from cooper_rl.formats import ANSWER_STYLES, FORMAT_VARIANTS, format_number, parse_number, question_unit, restyle
-from cooper_rl.io import append_jsonl, atomic_write_json, drop_cut_tail, iter_jsonl, write_jsonl
+from cooper_rl.io import DataError, append_jsonl, atomic_write_json, drop_cut_tail, iter_jsonl, write_jsonl
 
 FORMATS = tuple(f"fmt:{s}" for s in ANSWER_STYLES + FORMAT_VARIANTS)
 TRAPS = tuple(
@@ -131,6 +131,14 @@ class RMDataConfig:
         metadata={
             "help": "Rule labels of --samples: agree (strict and lenient rule must agree, else the row is dropped or "
             "judged), or lenient (the lenient rule's verdict: reads a final number with no marker too)."
+        },
+    )
+    label_overrides: str | None = field(
+        default=None,
+        metadata={
+            "help": "jsonl of hand labels for --samples rows, one per line: problem_id, source, sample, label, "
+            "reason; they replace the rule's (or the hybrid) label (label_source 'hand'). Every line must match "
+            "one sample row."
         },
     )
     judge: str | None = field(
@@ -402,6 +410,22 @@ def judge_cached(cfg: RMDataConfig, rows: list[dict], cache: Path) -> list[bool 
     return [known.get(_key(r, cfg.judge)) for r in rows]
 
 
+def read_overrides(path: str) -> dict[tuple, dict]:
+    """Hand labels {(problem_id, source, sample): {label, reason}} from a jsonl file; DataError names a bad row."""
+    out = {}
+    for i, row in iter_jsonl(Path(path)):
+        for name in ("problem_id", "source", "sample", "label", "reason"):
+            if not isinstance(row, dict) or name not in row:
+                raise DataError(f"{path}: row {i}: missing field '{name}'")
+        key = (row["problem_id"], row["source"], row["sample"])
+        if key in out:
+            raise DataError(f"{path}: row {i}: a second label for {key}")
+        if row["label"] not in (0, 1):  # also True / False
+            raise DataError(f"{path}: row {i}: field 'label' must be 0 or 1, got {row['label']!r}")
+        out[key] = {"label": int(row["label"]), "reason": row["reason"]}
+    return out
+
+
 def sample_rows(cfg: RMDataConfig, excluded: set[str]) -> tuple[list[dict], Counter]:
     """Labelled real completions from cfg.samples (see the module doc) and a Counter of why rows were dropped."""
     from cooper_rl.rm.label import read_rows
@@ -418,8 +442,15 @@ def sample_rows(cfg: RMDataConfig, excluded: set[str]) -> tuple[list[dict], Coun
     strict = verify.verify_batch(comps, refs, mode="strict", timeout=cfg.verify_timeout)
     lenient = verify.verify_batch(comps, refs, mode="lenient", timeout=cfg.verify_timeout)
     judged = judge_cached(cfg, raw, Path(cfg.output).with_suffix(".judge_cache.jsonl")) if cfg.judge else None
+    overrides = read_overrides(cfg.label_overrides) if cfg.label_overrides else {}
+    used = set()
     rows = []
     for i, r in enumerate(raw):
+        key = (r.get("problem_id"), r["source"], r.get("sample"))
+        if key in overrides:  # a hand label replaces whatever the rule or the judge said
+            used.add(key)
+            rows.append({**_sample_row(r, overrides[key]["label"], "hand"), "rule_label": int(lenient[i])})
+            continue
         if cfg.sample_labels == "lenient":
             rule = int(lenient[i])
         else:
@@ -442,20 +473,26 @@ def sample_rows(cfg: RMDataConfig, excluded: set[str]) -> tuple[list[dict], Coun
                 dropped["rule_judge_disagree"] += label is None
         if label is None:
             continue
-        rows.append(
-            {
-                "question": r["question"],
-                "reference": r["reference"],
-                "completion": r["completion"],
-                "label": label,
-                "answer_type": "sample:correct" if label else "sample:wrong",
-                "source": r["source"],
-                "problem_id": r.get("problem_id"),
-                "sample": r.get("sample"),
-                "label_source": how,
-            }
-        )
+        rows.append(_sample_row(r, label, how))
+    missing = sorted(set(overrides) - used, key=str)
+    if missing:
+
+        raise DataError(f"{cfg.label_overrides}: {len(missing)} hand label(s) match no sample row, e.g. {missing[0]}")
     return rows, dropped
+
+
+def _sample_row(r: dict, label: int, how: str) -> dict:
+    return {
+        "question": r["question"],
+        "reference": r["reference"],
+        "completion": r["completion"],
+        "label": label,
+        "answer_type": "sample:correct" if label else "sample:wrong",
+        "source": r["source"],
+        "problem_id": r.get("problem_id"),
+        "sample": r.get("sample"),
+        "label_source": how,
+    }
 
 
 def run_rm_data(cfg: RMDataConfig) -> dict:
@@ -503,6 +540,11 @@ def run_rm_data(cfg: RMDataConfig) -> dict:
         },
         "not_applicable": dict(sorted(skipped.items())),
         "samples_dropped": dict(sorted(dropped.items())),
+        "hand_labels": {
+            "file": cfg.label_overrides,
+            "n": sum(r["label_source"] == "hand" for r in rows),
+            "changed": sum(r["label_source"] == "hand" and r["label"] != r["rule_label"] for r in rows),
+        },
         "seconds": round(time.time() - t0, 1),
         "config": asdict(cfg),
     }
