@@ -496,3 +496,32 @@ def test_monitor_options_default_to_the_monitors_own_thresholds():
     own = {k: p.default for k, p in inspect.signature(HackingMonitor.__init__).parameters.items() if k != "self"}
     cfg = RLConfig()
     assert own == {k: getattr(cfg, f"monitor_{k}") for k in own}
+
+
+def test_a_signal_checkpoints_at_the_end_of_the_generation_batch_and_resume_finishes(assets, tmp_path, one_thread):
+    """SIGUSR1 during step 1 of a 2-step generation batch: the run stops after step 2 with a checkpoint (policy,
+    RM state), raises TrainingInterrupted, restores the handlers; a resumed run_rl finishes the remaining steps."""
+    import os
+    import signal
+
+    from transformers import TrainerCallback
+
+    from cooper_rl.io import TrainingInterrupted
+    from cooper_rl.rl.callbacks import train_until_signal
+
+    class SignalAtStep1(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            if state.global_step == 1:
+                os.kill(os.getpid(), signal.SIGUSR1)
+
+    cfg = config(assets, tmp_path, "cooper", max_steps=6, steps_per_generation=2)
+    trainer, _, _ = build_trainer(cfg)
+    trainer.add_callback(SignalAtStep1())
+    before = signal.getsignal(signal.SIGUSR1)
+    with pytest.raises(TrainingInterrupted, match="at step 2"):
+        train_until_signal(trainer, None, every=2)
+    assert signal.getsignal(signal.SIGUSR1) is before
+    assert sorted(p.name for p in tmp_path.glob("checkpoint-*")) == ["checkpoint-2"]
+    assert (tmp_path / "checkpoint-2" / RM_DIR / RM_STATE).is_file()
+    summary = run_rl(RLConfig(**{**cfg.__dict__, "resume_from_checkpoint": "last"}))
+    assert summary["global_step"] == 6 and summary["checkpoint"].endswith("checkpoint-2")

@@ -40,7 +40,7 @@ import torch.nn.functional as F
 from transformers import TrainerCallback
 from transformers.trainer_callback import ProgressCallback
 
-from cooper_rl.io import append_jsonl
+from cooper_rl.io import TrainingInterrupted, append_jsonl
 from cooper_rl.rl.trl_internals import restore_unautocast_forward, wrap_trainer_method
 
 TIMED = ("generation", "old_logprobs", "ref_logprobs", "reward")  # measured directly by the wrappers
@@ -444,6 +444,23 @@ class SaveOnSignal(TrainerCallback):
         for s, handler in self._previous.items():
             signal.signal(s, handler)
         self._previous = {}
+
+
+def train_until_signal(trainer, resume_from_checkpoint=None, every: int = 1, on_signal: SaveOnSignal | None = None):
+    """trainer.train() under SaveOnSignal(every) (or the given one, installed earlier); TrainingInterrupted if a
+    signal stopped it (its checkpoint saved), else train()'s result."""
+    on_signal = on_signal or SaveOnSignal(every)
+    trainer.add_callback(on_signal)
+    try:
+        result = trainer.train(resume_from_checkpoint=resume_from_checkpoint)
+    finally:
+        on_signal.restore()
+    if on_signal.interrupted:
+        raise TrainingInterrupted(
+            f"stopped by a signal at step {trainer.state.global_step}; checkpoint saved under {trainer.args.output_dir}"
+            " (rerun with --resume_from_checkpoint last to continue)"
+        )
+    return result
 
 
 class CompactConsole(TrainerCallback):

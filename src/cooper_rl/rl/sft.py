@@ -118,7 +118,7 @@ def run_sft(cfg: SFTRunConfig) -> dict:
     from trl import SFTConfig, SFTTrainer
 
     from cooper_rl.models import load_tokenizer, resolve_model
-    from cooper_rl.rl.callbacks import bar_only_progress
+    from cooper_rl.rl.callbacks import bar_only_progress, train_until_signal
     from cooper_rl.rl.checkpoint import resolve_checkpoint
     from cooper_rl.rl.trl_internals import score_completions_only
 
@@ -154,7 +154,7 @@ def run_sft(cfg: SFTRunConfig) -> dict:
         model=resolve_model(cfg.policy), args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer
     )
     bar_only_progress(trainer)  # progress bar, no raw log dicts on the console
-    result = trainer.train(resume_from_checkpoint=checkpoint)
+    result = train_until_signal(trainer, checkpoint)  # SIGTERM/SIGUSR1: checkpoint, stop, exit 143
     policy_dir = out / "policy"
     trainer.save_model(str(policy_dir))  # safetensors
     tokenizer.padding_side = "left"

@@ -38,6 +38,7 @@ from cooper_rl.rl.callbacks import (
     bf16_rollout_copy,
     install_padding_trimmer,
     install_sampler_logprobs,
+    train_until_signal,
 )
 from cooper_rl.rl.checkpoint import (
     RM_DIR,
@@ -553,7 +554,12 @@ def run_rl(cfg: RLConfig) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_json(out / "rl_config.json", asdict(cfg))
     trainer, reward, info = build_trainer(cfg)
-    trainer.train(resume_from_checkpoint=info["checkpoint"])
+    if int(os.environ.get("WORLD_SIZE", "1")) == 1:
+        # SIGTERM/SIGUSR1: checkpoint at the end of the generation batch in flight, stop, exit 143 (the ranks of a
+        # multi-process run would catch a signal at different steps and hang in the save)
+        train_until_signal(trainer, info["checkpoint"], every=cfg.steps_per_generation)
+    else:
+        trainer.train(resume_from_checkpoint=info["checkpoint"])
     trainer.save_model(str(out / "policy"))
     summary = {
         "output_dir": str(out),

@@ -476,7 +476,6 @@ def sample_rows(cfg: RMDataConfig, excluded: set[str]) -> tuple[list[dict], Coun
         rows.append(_sample_row(r, label, how))
     missing = sorted(set(overrides) - used, key=str)
     if missing:
-
         raise DataError(f"{cfg.label_overrides}: {len(missing)} hand label(s) match no sample row, e.g. {missing[0]}")
     return rows, dropped
 

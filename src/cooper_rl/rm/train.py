@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 
 from cooper_rl.cooper.reward_model import VerifyRM
-from cooper_rl.io import TrainingInterrupted, atomic_write_json
+from cooper_rl.io import atomic_write_json
 from cooper_rl.models import bf16_flag
 from cooper_rl.rm.data import load_rm_rows
 
@@ -179,7 +179,7 @@ def run_train_rm(cfg: TrainRMConfig) -> dict:
 def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
     from transformers import TrainingArguments, set_seed
 
-    from cooper_rl.rl.callbacks import bar_only_progress
+    from cooper_rl.rl.callbacks import bar_only_progress, train_until_signal
     from cooper_rl.rl.checkpoint import resolve_checkpoint
 
     set_seed(cfg.seed)
@@ -250,12 +250,9 @@ def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
         compute_metrics=compute_metrics,
     )
     bar_only_progress(trainer)  # progress bar, no raw log dicts on the console
-    trainer.add_callback(on_signal)
     t0 = time.time()
     try:
-        train_out = trainer.train(resume_from_checkpoint=resume)
-        if on_signal.interrupted:
-            raise TrainingInterrupted(f"stopped by a signal at step {trainer.state.global_step}, checkpoint saved")
+        train_out = train_until_signal(trainer, resume, on_signal=on_signal)
         rm.model = trainer.model  # best checkpoint (load_best_model_at_end)
         val_metrics = trainer.evaluate() if has_val else {}
     except BaseException:
