@@ -9,7 +9,7 @@ with BCEWithLogitsLoss on the single logit; inputs are built by reward_model.enc
 function the RM uses for scoring. The checkpoint with the best validation accuracy is kept and saved with
 VerifyRM.save_pretrained, next to train_metrics.json (which records the data file's row count and sha256).
 Checkpoints go to OUTPUT_DIR.checkpoints/ while training runs (removed when it ends): a killed run continues
-with --resume_from_checkpoint last.
+with --resume_from_checkpoint last; SIGTERM or SIGUSR1 first checkpoints the step in flight (exit status 143).
 """
 
 from __future__ import annotations
