@@ -34,24 +34,24 @@ PY
 
 # the collected samples are committed: the SFT policy and the collects run only while one of them is incomplete
 lines() { [ -f "$1" ] && wc -l < "$1" || echo 0; }
-collected() { [ "$(lines $V/samples_train_T0.6.jsonl)" -ge $((4 * N_SAMPLE)) ] && [ "$(lines $V/samples_train_T1.0.jsonl)" -ge $((4 * N_SAMPLE)) ] \
-  && [ "$(lines $V/samples_heldout.jsonl)" -ge 400 ]; }
-if ! collected && [ ! -f $SFT/sft_summary.json ]; then
-  step "sft warm-up -> $SFT"
-  $C sft --datasets builtin:train:2000:1,2 --max_steps 100 --output_dir $SFT --bf16_autocast auto --seed 0 > $SFT.log 2>&1
+if [ "$(lines $V/samples_train_T0.6.jsonl)" -lt $((4 * N_SAMPLE)) ] || [ "$(lines $V/samples_train_T1.0.jsonl)" -lt $((4 * N_SAMPLE)) ] \
+   || [ "$(lines $V/samples_heldout.jsonl)" -lt 400 ]; then   # 4 = 2 question files x 2 policies; held-out 200 x 2
+  if [ ! -f $SFT/sft_summary.json ]; then
+    step "sft warm-up -> $SFT"
+    $C sft --datasets builtin:train:2000:1,2 --max_steps 100 --output_dir $SFT --bf16_autocast auto --seed 0 > $SFT.log 2>&1
+  fi
+  # real completions of the embedded and the SFT policy, two temperatures (collect resumes a killed run)
+  for T in 0.6 1.0; do
+    step "collect train questions, T=$T"
+    $C collect --problems $SHARED/gsm8k/train.jsonl $D/svamp_rm_train.jsonl --limit $N_SAMPLE --samples_per_problem 1 \
+      --sources hf:smollm2-135m-instruct hf:$SFT/policy --temperature $T --max_new_tokens 256 --batch_size 32 \
+      --seed 0 --output $V/samples_train_T$T.jsonl >> $V/collect_train_T$T.log 2>&1
+  done
+  step "collect held-out questions"
+  $C collect --problems $V/gsm8k_test_101_300.jsonl --samples_per_problem 1 --sources hf:smollm2-135m-instruct \
+    hf:$SFT/policy --temperature 1.0 --max_new_tokens 256 --batch_size 32 --seed 0 \
+    --output $V/samples_heldout.jsonl >> $V/collect_heldout.log 2>&1
 fi
-
-# real completions of the embedded and the SFT policy, two temperatures (collect resumes a killed run)
-collected || for T in 0.6 1.0; do
-  step "collect train questions, T=$T"
-  $C collect --problems $SHARED/gsm8k/train.jsonl $D/svamp_rm_train.jsonl --limit $N_SAMPLE --samples_per_problem 1 \
-    --sources hf:smollm2-135m-instruct hf:$SFT/policy --temperature $T --max_new_tokens 256 --batch_size 32 \
-    --seed 0 --output $V/samples_train_T$T.jsonl >> $V/collect_train_T$T.log 2>&1
-done
-collected || step "collect held-out questions"
-collected || $C collect --problems $V/gsm8k_test_101_300.jsonl --samples_per_problem 1 --sources hf:smollm2-135m-instruct \
-  hf:$SFT/policy --temperature 1.0 --max_new_tokens 256 --batch_size 32 --seed 0 \
-  --output $V/samples_heldout.jsonl >> $V/collect_heldout.log 2>&1
 
 step "rm-data"
 $C rm-data --solutions $SHARED/gsm8k/train.jsonl $D/svamp_rm_train.jsonl builtin:train:400 --limit $N_TRAIN_GSM \

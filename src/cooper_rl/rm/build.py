@@ -449,6 +449,7 @@ def sample_rows(cfg: RMDataConfig, excluded: set[str]) -> tuple[list[dict], Coun
         key = (r.get("problem_id"), r["source"], r.get("sample"))
         if key in overrides:  # a hand label replaces whatever the rule or the judge said
             used.add(key)
+            # rule_label: the lenient rule's verdict, kept to count the labels the hand check changed
             rows.append({**_sample_row(r, overrides[key]["label"], "hand"), "rule_label": int(lenient[i])})
             continue
         if cfg.sample_labels == "lenient":
