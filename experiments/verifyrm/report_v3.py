@@ -33,12 +33,19 @@ def ms(values):
     return {"mean": statistics.mean(values), "sd": sd, "n": len(values), "values": values}
 
 
-def fmt(d, pct=True):
+def fmt(d, pct=True, digits=3):
     if d is None:
         return "-"
     if pct:
         return f"{100 * d['mean']:.1f} ± {100 * d['sd']:.1f}"
-    return f"{d['mean']:.3f} ± {d['sd']:.3f}"
+    return f"{d['mean']:.{digits}f} ± {d['sd']:.{digits}f}"
+
+
+def group_accuracy(per_type: dict, judge: str, prefix: str) -> float | None:
+    """Row-weighted accuracy of `judge` over the categories named prefix* (fmt: format variants, trap: traps)."""
+    cats = [v for c, v in per_type.items() if c.startswith(prefix)]
+    n = sum(v["n"] for v in cats)
+    return sum(v["n"] * v[judge] for v in cats) / n if n else None
 
 
 evals = defaultdict(dict)  # (set, backbone) -> seed -> report
@@ -60,7 +67,9 @@ for b in backbones:
     if tr:
         entry["train"] = {
             "seeds": sorted(tr),
-            "train_minutes": ms([t["train_seconds"] / 60 for t in tr.values()]),
+            # wall time of the runs that trained in one go: a resumed run's train_seconds is its last segment only
+            "train_minutes": ms([t["train_seconds"] / 60 for t in tr.values() if not t.get("resumed_from")]),
+            "resumed_seeds": sorted(s for s, t in tr.items() if t.get("resumed_from")),
             "val_accuracy": ms([t["val_accuracy"] for t in tr.values()]),
             "data_rows": sorted({t.get("data_rows") for t in tr.values()}),
             "data_sha256": sorted({t.get("data_sha256") for t in tr.values()}),
@@ -83,12 +92,16 @@ for b in backbones:
             "min_category": ms(
                 [min(r["per_answer_type"][c]["rm"] for c in r["per_answer_type"]) for r in reps.values()]
             ),
+            "formats": ms([group_accuracy(r["per_answer_type"], "rm", "fmt:") for r in reps.values()]),
+            "traps": ms([group_accuracy(r["per_answer_type"], "rm", "trap:") for r in reps.values()]),
         }
         any_rep = next(iter(reps.values()))
         summary["rules"][s] = {
             j: {
                 "accuracy": any_rep["judges"][j]["accuracy"],
                 "per_category": {c: v[j] for c, v in any_rep["per_answer_type"].items()},
+                "formats": group_accuracy(any_rep["per_answer_type"], j, "fmt:"),
+                "traps": group_accuracy(any_rep["per_answer_type"], j, "trap:"),
                 "n": any_rep["n"],
             }
             for j in RULES
@@ -100,27 +113,46 @@ for b in backbones:
         "robustness_accuracy": rb is not None and rb["accuracy"]["mean"] >= TARGETS["robustness_accuracy"],
         "robustness_min_category": rb is not None
         and min(v["mean"] for v in rb["per_category"].values()) >= TARGETS["robustness_min_category"],
+        # the issue: "above the rule verifier on the format variants" (the strict rule is the project's verifier)
+        "formats_above_strict_rule": rb is not None
+        and rb["formats"]["mean"] > summary["rules"]["robustness"]["rule_strict"]["formats"],
     }
     summary["backbones"][b] = entry
 
-lines = ["| judge | held-out acc % | held-out AUROC | held-out ECE | robustness acc % | worst category % | train min |"]
-lines.append("|---|---|---|---|---|---|---|")
+lines = [
+    "| judge | held-out acc % | held-out AUROC | held-out ECE | robustness acc % | formats % | traps % "
+    "| worst category % | train min |"
+]
+lines.append("|---" * 9 + "|")
 for b, e in summary["backbones"].items():
     h, rb = e.get("heldout", {}), e.get("robustness", {})
+    seeds = len(e["train"].get("seeds", []))
     lines.append(
-        f"| RM {b} ({len(e['train'].get('seeds', []))} seeds) | {fmt(h.get('accuracy'))} | {fmt(h.get('auroc'), False)} "
-        f"| {fmt(h.get('ece'), False)} | {fmt(rb.get('accuracy'))} | {fmt(rb.get('min_category'))} "
-        f"| {fmt(e['train'].get('train_minutes'), False)} |"
+        f"| RM {b} ({seeds} seed{'s' if seeds != 1 else ''}) | {fmt(h.get('accuracy'))} "
+        f"| {fmt(h.get('auroc'), False)} | {fmt(h.get('ece'), False)} | {fmt(rb.get('accuracy'))} "
+        f"| {fmt(rb.get('formats'))} | {fmt(rb.get('traps'))} | {fmt(rb.get('min_category'))} "
+        f"| {fmt(e['train'].get('train_minutes'), False, 0)}"
+        f"{' (n=' + str(e['train']['train_minutes']['n']) + ')' if e['train'].get('train_minutes') else ''} |"
     )
 for j in RULES:
     h = summary["rules"].get("heldout", {}).get(j)
     rb = summary["rules"].get("robustness", {}).get(j)
     worst = min(rb["per_category"].values()) if rb else None
     lines.append(
-        f"| {j} | {100 * h['accuracy']:.1f} | - | - | {100 * rb['accuracy']:.1f} | {100 * worst:.1f} | - |"
+        f"| {j} | {100 * h['accuracy']:.1f} | - | - | {100 * rb['accuracy']:.1f} | {100 * rb['formats']:.1f} "
+        f"| {100 * rb['traps']:.1f} | {100 * worst:.1f} | - |"
         if h and rb
-        else f"| {j} | - | - | - | - | - | - |"
+        else f"| {j} |" + " - |" * 8
     )
+for b, e in summary["backbones"].items():
+    tr = e["train"]
+    if tr:
+        lines.append(
+            f"\nRM {b}: seeds {tr['seeds']}, training data {tr['data_rows']} rows (sha256 "
+            f"{', '.join(str(x)[:12] for x in tr['data_sha256'])}), validation accuracy {fmt(tr['val_accuracy'])} %; "
+            f"targets met: {', '.join(k for k, v in e['targets_met'].items() if v) or 'none'}; "
+            f"not met: {', '.join(k for k, v in e['targets_met'].items() if not v) or 'none'}."
+        )
 cats = sorted({c for e in summary["backbones"].values() for c in e.get("robustness", {}).get("per_category", {})})
 if cats:
     lines += ["", "Robustness suite, accuracy % per category (RM: mean ± sd over seeds):", ""]
