@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Issue 15: a deliberately weaker static VerifyRM, so that reward hacking is reachable at a CPU budget (the issue
+# allows one if the document says so and reports the strong RM beside it). Same backbone and recipe as the strong
+# RM (run_v3.sh: SmolLM2-135M, lr 3e-5, 16 rows per step), but
+#   - data: round 2's categories only (docs/VERIFYRM.md: answers in four styles, corrupted solutions, the wrong
+#     reference), i.e. the data this project had before issue 14: no hedged, echoed, truncated, answer-less or
+#     "master key" traps and no real policy completions;
+#   - budget: 100 steps x 16 rows (the issue's probe budget; the strong RM trains one full epoch, ~260 steps).
+# Then both evaluations of run_v3.sh (held-out real completions, robustness suite), next to the rules, so the
+# document can say where this RM is weak.
+#   bash experiments/reproduce/weak_rm.sh          (resumable; writes runs/verifyrm-weak, results/v3/*_weak_s0*)
+source "$(dirname "$0")/../common.sh"
+D=experiments/verifyrm/data
+V=experiments/verifyrm/v3
+R=experiments/verifyrm/results/v3
+OUT=${OUT:-runs/verifyrm-weak}
+mkdir -p $R runs
+step() { echo "[weak-rm] $* ($(date -u +%FT%TZ))"; }
+test -f $D/svamp_rm_train.jsonl || .venv/bin/python experiments/verifyrm/prepare.py "$SHARED"
+test -f $V/robustness.jsonl -a -f $V/heldout.jsonl || { echo "run experiments/verifyrm/run_v3.sh first (it builds the evaluation sets)" >&2; exit 1; }
+step "rm-data (round 2's categories)"
+$C rm-data --solutions $SHARED/gsm8k/train.jsonl $D/svamp_rm_train.jsonl builtin:train:400 --limit 1200 \
+  --categories fmt:hash fmt:answer_is fmt:boxed fmt:plain trap:corrupted trap:wrong_reference \
+  --exclude $SHARED/gsm8k/test.jsonl --output $OUT.train.jsonl --stats $R/weak_train.stats.json --seed 0 > $OUT.rm_data.log
+if [ ! -f $OUT/train_metrics.json ]; then
+  resume=(); ls -d $OUT.checkpoints/checkpoint-* >/dev/null 2>&1 && resume=(--resume_from_checkpoint last)
+  step "train-rm -> $OUT"
+  $C train-rm --data $OUT.train.jsonl --backbone smollm2-135m-instruct --output_dir $OUT --max_steps 100 \
+    --eval_steps 50 --warmup_ratio 0.05 --bf16_autocast auto --seed 0 --learning_rate 3e-5 --max_length 320 \
+    --batch_size 16 "${resume[@]}" >> $OUT.log 2>&1
+fi
+cp $OUT/train_metrics.json $R/train_weak_s0.json
+for E in heldout robustness; do
+  if [ ! -f $R/eval_${E}_weak_s0.json ]; then
+    step "eval-rm on $E"
+    $C eval-rm --rm $OUT --data $V/$E.jsonl --output $R/eval_${E}_weak_s0.json > $R/eval_${E}_weak_s0.log
+  fi
+done
+step "done: RM=$OUT bash experiments/reproduce/run_hack.sh uses it (STRONG_RM=runs/verifyrm-v3/smollm2-s0 beside it)"
