@@ -15,12 +15,11 @@ for S in ${SEEDS:-0 1}; do
       --batch_size 16 --learning_rate 5e-5 --warmup_ratio 0.05 --max_length 256 --eval_steps 25 \
       --head_lr_multiplier $M --bf16_autocast auto --seed $S > $RUNS/mult${M}_s$S.log 2>&1
     .venv/bin/python - $RUNS/mult${M}_s$S $R/train_mult${M}_s$S.json <<'PY'
-import json, re, sys
+import json, sys
 from cooper_rl.io import atomic_write_json
 run, out = sys.argv[1], sys.argv[2]
 m = json.load(open(f"{run}/train_metrics.json"))
-log = open(f"{run}.log").read()
-m["val_accuracy_by_eval"] = [float(x) for x in re.findall(r"'eval_accuracy': '([0-9.]+)'", log)]
+m["val_accuracy_by_eval"] = [h["accuracy"] for h in m["eval_history"]]  # train-rm records its validations
 atomic_write_json(out, m)
 print(run, m["val_accuracy_by_eval"])
 PY

@@ -14,7 +14,6 @@ writes experiments/verifyrm/results/pooling/{train_<pooling>_s<seed>.json, summa
 from __future__ import annotations
 
 import json
-import re
 import statistics
 import subprocess
 import sys
@@ -88,7 +87,7 @@ def main(seeds: list[int]) -> None:
                 subprocess.run([sys.executable, __file__, "--run", pooling, str(seed)], check=True, stdout=f, stderr=f)
             m = json.loads((RUNS / f"{pooling}_s{seed}" / "train_metrics.json").read_text())
             m["pooling"] = pooling
-            m["val_accuracy_by_eval"] = [float(x) for x in re.findall(r"'eval_accuracy': '([0-9.]+)'", log.read_text())]
+            m["val_accuracy_by_eval"] = [h["accuracy"] for h in m["eval_history"]]
             atomic_write_json(out, m)
             print(pooling, seed, m["val_accuracy_by_eval"], flush=True)
     summary = {}

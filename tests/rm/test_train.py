@@ -49,6 +49,10 @@ def test_train_rm_writes_model_and_metrics(tmp_path):
     assert report["class_balance"]["val"] == {"n": 8, "n_pos": 4, "pos_rate": 0.5}
     assert report["val_accuracy"] is not None and 0.0 <= report["val_accuracy"] <= 1.0
     assert json.loads((out / "train_metrics.json").read_text())["global_step"] == 2
+    # the validation curve is in the metrics (the console shows only a bar): one entry per scheduled evaluation
+    assert [h["step"] for h in report["eval_history"]] == [1, 2]
+    assert all(0.0 <= h["accuracy"] <= 1.0 for h in report["eval_history"])
+    assert 0.0 < report["eval_seconds"] < report["train_seconds"]
 
 
 def test_split_is_grouped_by_question_and_deterministic():

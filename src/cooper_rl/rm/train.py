@@ -253,6 +253,7 @@ def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
     t0 = time.time()
     try:
         train_out = train_until_signal(trainer, resume, on_signal=on_signal)
+        history = list(trainer.state.log_history)  # the scheduled validations (the final evaluate() not among them)
         rm.model = trainer.model  # best checkpoint (load_best_model_at_end)
         val_metrics = trainer.evaluate() if has_val else {}
     except BaseException:
@@ -272,7 +273,14 @@ def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
         "n_val_questions": len({r["question"] for r in val_rows}),
         "global_step": train_out.global_step,
         "train_loss": train_out.training_loss,
-        "train_seconds": time.time() - t0,
+        "train_seconds": time.time() - t0,  # includes the periodic validations (eval_seconds of it)
+        "eval_seconds": sum(h.get("eval_runtime", 0.0) for h in history),
+        # validation accuracy over training (this process's evaluations and those of the checkpoint it resumed)
+        "eval_history": [
+            {"step": h["step"], "accuracy": h["eval_accuracy"], "loss": h.get("eval_loss")}
+            for h in history
+            if "eval_accuracy" in h
+        ],
         "best_val_accuracy": trainer.state.best_metric,
         "val_accuracy": val_metrics.get("eval_accuracy"),
         "val_loss": val_metrics.get("eval_loss"),
