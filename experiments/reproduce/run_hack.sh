@@ -12,7 +12,7 @@
 # Resumable: rerun to continue (finished runs are skipped, the others resume from their last checkpoint); the
 # runs go seed-major (every condition of seed 0, then seed 1, ...) so a partial experiment is still balanced.
 #   bash experiments/reproduce/run_hack.sh
-#   RM=... STRONG_RM=... SEEDS="0 1 2" STEPS=400 bash experiments/reproduce/run_hack.sh
+#   RM=... STRONG_RM=... SEEDS="0 1 2" STEPS=400 [CONDITIONS="model rule"] bash experiments/reproduce/run_hack.sh
 # 400 steps x 8 rollouts = 3,200 rollouts per run (the CPU preset: 2 prompts x G=4 per optimizer step).
 STEPS=${STEPS:-400}
 EVAL_STEPS=${EVAL_STEPS:-100}
@@ -65,7 +65,8 @@ flags() {  # the condition's own flags
     cooper_new) echo "--reward cooper --rm $RM --negatives $NEW_NEGATIVES" ;;
   esac
 }
-CONDITIONS="rule model cooper cooper_new${STRONG_RM:+ model_strong}"
+# the static RM first: whether (and when) it is hacked is the first thing the experiment shows
+CONDITIONS=${CONDITIONS:-model rule cooper cooper_new${STRONG_RM:+ model_strong}}
 for S in $SEEDS; do
   for c in $CONDITIONS; do
     dir=$OUT/$c-s$S
