@@ -9,9 +9,10 @@ import torch
 from safetensors.torch import load_file
 
 from cooper_rl.cooper.rewards import CooperReward, ModelReward
+from cooper_rl.io import DataError
 from cooper_rl.rl.callbacks import bf16_rollout_copy
 from cooper_rl.rl.checkpoint import RM_DIR, RM_STATE, resolve_checkpoint
-from cooper_rl.rl.train import RLConfig, build_trainer, run_rl
+from cooper_rl.rl.train import RLConfig, build_trainer, check_resume_identity, rm_weights_sha256, run_rl
 from cooper_rl.rl.trl_internals import wrap_trainer_method
 from tiny import QUESTIONS, run_cli_until_killed, same, weights
 
@@ -373,11 +374,23 @@ def test_stop_on_hacking_checkpoints_and_stops(assets, tmp_path, one_thread, cap
     cfg = config(assets, tmp_path, "cooper", max_steps=5, monitor_window=2, monitor_length_ratio=100.0)
     summary = run_rl(RLConfig(**{**cfg.__dict__, "stop_on_hacking": True}))
     assert summary["global_step"] == 2 and summary["monitor"]["first_flag_step"] == 2
-    assert summary["monitor"]["checks"]["length_collapse"] == 1
+    assert summary["monitor"]["checks"]["length_collapse"] == 1 and summary["monitor"]["stopped_at"] == 2
     assert (tmp_path / "checkpoint-2" / RM_DIR / RM_STATE).is_file()  # the clean stop saved policy and RM
     out = capsys.readouterr().out
     assert "stopping (--stop_on_hacking)" in out and "!len" in out
     assert [r["monitor/length_collapse"] for r in rows(tmp_path)] == [0.0, 1.0]
+
+
+def test_checkpoints_and_monitor_stops_fall_at_the_ends_of_generation_batches(assets, tmp_path, one_thread):
+    # 2 optimizer steps per generation batch: reward calls at steps 1, 3, 5; the monitor (window 2) flags at step 3,
+    # inside the batch of steps 3-4, and save_steps 3 also falls inside it: both move to the batch's end, step 4
+    cfg = config(
+        assets, tmp_path, "rule", max_steps=6, steps_per_generation=2, monitor_window=2, monitor_length_ratio=100.0
+    )
+    summary = run_rl(RLConfig(**{**cfg.__dict__, "save_steps": 3, "stop_on_hacking": True}))
+    assert summary["monitor"]["first_flag_step"] == 3 and summary["monitor"]["stopped_at"] == 4
+    assert summary["global_step"] == 4
+    assert sorted(p.name for p in tmp_path.glob("checkpoint-*")) == ["checkpoint-4"]
 
 
 def test_monitor_counts_optimizer_steps_and_survives_resume(assets, tmp_path, one_thread):
@@ -393,6 +406,28 @@ def test_monitor_counts_optimizer_steps_and_survives_resume(assets, tmp_path, on
         RLConfig(**{**cfg.__dict__, "max_steps": 6, "resume_from_checkpoint": str(tmp_path / "checkpoint-4")})
     )
     assert resumed["monitor"]["n_flags"] == 2 and resumed["monitor"]["first_flag_step"] == 3  # baseline kept
+    # resuming the run as another experiment is refused before anything in the run dir changes
+    before = (tmp_path / "metrics.jsonl").read_text()
+    with pytest.raises(DataError, match=r"rl_config.json.*seed: 0 -> 1"):
+        run_rl(RLConfig(**{**cfg.__dict__, "max_steps": 8, "seed": 1, "resume_from_checkpoint": "last"}))
+    assert (tmp_path / "metrics.jsonl").read_text() == before
+    assert json.loads((tmp_path / "rl_config.json").read_text())["seed"] == 0
+
+
+def test_a_resume_must_be_the_same_experiment(tmp_path):
+    rm = tmp_path / "rm"
+    rm.mkdir()
+    (rm / "model.safetensors").write_bytes(b"weights v1")
+    first = {**RLConfig(reward="model", rm=str(rm)).__dict__, "rm_sha256": rm_weights_sha256(str(rm))}
+    check_resume_identity(first, {**first, "max_steps": 900, "eval_steps": 50}, tmp_path)  # longer, other evals: ok
+    (rm / "model.safetensors").write_bytes(b"weights v2")  # the static RM retrained in place
+    with pytest.raises(DataError, match="rm_sha256"):
+        check_resume_identity(first, {**first, "rm_sha256": rm_weights_sha256(str(rm))}, tmp_path)
+    with pytest.raises(DataError, match="negatives"):  # a cooper run's negatives are part of the experiment
+        cooper = {**first, "reward": "cooper", "negatives": "corrupt"}
+        check_resume_identity(cooper, {**cooper, "negatives": "corrupt,mined"}, tmp_path)
+    check_resume_identity({**first, "reward": "rule"}, {**first, "reward": "rule", "rm": "other"}, tmp_path)
+    assert rm_weights_sha256("minilm-l6") is None
 
 
 @pytest.fixture(scope="module")

@@ -523,12 +523,31 @@ MONITOR_SHORT = {  # console names of the monitor's checks
 }
 
 
+class SaveAtGenerationBoundary(TrainerCallback):
+    """Moves a scheduled checkpoint to the end of its generation batch (steps that are multiples of ``every``):
+    TRL keeps a batch's rollouts in memory only, so a checkpoint inside a batch would resume by generating a new
+    batch there (its prompts trained on again, the reward calls renumbered). The last step saves as scheduled."""
+
+    def __init__(self, every: int):
+        self.every, self.pending = max(1, every), False
+
+    def on_step_end(self, args, state, control, **kwargs):
+        at_boundary = state.global_step % self.every == 0 or state.global_step >= state.max_steps
+        if control.should_save and not at_boundary:
+            control.should_save, self.pending = False, True
+        elif self.pending and at_boundary:
+            control.should_save, self.pending = True, False
+        return control
+
+
 class HackingCallback(TrainerCallback):
     """Feeds TRL's logged policy entropy to the reward's hacking monitor and, with stop=True, ends the run
-    cleanly (checkpoint saved, the co-optimized RM with it) at the end of the first step the monitor flags."""
+    cleanly (checkpoint saved, the co-optimized RM with it) at the end of the generation batch (``every`` optimizer
+    steps) in which the monitor first flagged."""
 
-    def __init__(self, reward, stop: bool = False):
-        self.reward, self.stop = reward, stop
+    def __init__(self, reward, stop: bool = False, every: int = 1):
+        self.reward, self.stop, self.every = reward, stop, max(1, every)
+        self.flagged_at: int | None = None
         self.stopped_at: int | None = None
 
     def on_log(self, args, state, control, logs=None, **kwargs):
@@ -538,13 +557,17 @@ class HackingCallback(TrainerCallback):
             monitor.observe_entropy(logs["entropy"])
 
     def on_step_end(self, args, state, control, **kwargs):
-        """With stop: save and stop once the monitor has flagged."""
+        """With stop: once the monitor has flagged, save and stop at the end of that generation batch."""
         monitor = getattr(self.reward, "monitor", None)
-        if self.stop and monitor is not None and monitor.last_flags and self.stopped_at is None:
+        if not self.stop or monitor is None or self.stopped_at is not None:
+            return control
+        if self.flagged_at is None and monitor.last_flags:
+            self.flagged_at, self.flags = state.global_step, list(monitor.last_flags)
+        if self.flagged_at is not None and state.global_step % self.every == 0:
             self.stopped_at = state.global_step
             print(
-                f"[monitor] step {state.global_step}: {', '.join(monitor.last_flags)} -> stopping (--stop_on_hacking); "
-                "checkpoint saved",
+                f"[monitor] step {self.flagged_at}: {', '.join(self.flags)} -> stopping (--stop_on_hacking) at step "
+                f"{state.global_step}; checkpoint saved",
                 flush=True,
             )
             control.should_save = True

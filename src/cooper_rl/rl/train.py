@@ -15,6 +15,8 @@ Callbacks add per-step timing, fp32 rollouts under bf16 autocast and periodic ev
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -26,13 +28,14 @@ from cooper_rl.cooper.monitor import HackingMonitor
 from cooper_rl.cooper.negatives import make_negative_generator
 from cooper_rl.cooper.rewards import CooperReward, ModelReward, RuleReward
 from cooper_rl.generation import PROMPT_TEMPLATE, chat_messages, render_messages
-from cooper_rl.io import atomic_write_json
+from cooper_rl.io import DataError, atomic_write_json
 from cooper_rl.models import bf16_flag
 from cooper_rl.rl.callbacks import (
     CompactConsole,
     EvalCallback,
     FP32Generation,
     HackingCallback,
+    SaveAtGenerationBoundary,
     StepProfiler,
     autocast_rollouts,
     bf16_rollout_copy,
@@ -529,13 +532,15 @@ def build_trainer(cfg: RLConfig):
         install_sampler_logprobs(trainer)
     # after the rollout wrappers, so the profiler's "generation" includes the bf16 copy's weight sync
     trainer.add_callback(StepProfiler(trainer, reward, Path(cfg.output_dir) / "timing.jsonl"))
+    if cfg.steps_per_generation > 1:  # checkpoints at the ends of generation batches only (resume is exact there)
+        trainer.add_callback(SaveAtGenerationBoundary(cfg.steps_per_generation))
     if cfg.console == "compact":
         trainer.remove_callback(ProgressCallback)
         trainer.add_callback(CompactConsole())
     if cfg.stop_on_hacking and int(os.environ.get("WORLD_SIZE", "1")) > 1:
         # each process monitors its own rollouts: they would flag at different steps and the others would hang
         raise ValueError("stop_on_hacking is single-process only (each process's monitor sees its own rollouts)")
-    trainer.add_callback(HackingCallback(reward, stop=cfg.stop_on_hacking))
+    trainer.add_callback(HackingCallback(reward, stop=cfg.stop_on_hacking, every=cfg.steps_per_generation))
     if cfg.reward != "cooper":  # a cooper run checkpoints its monitor with the RM state
         trainer.add_callback(MonitorCheckpointCallback(reward.monitor))
         if checkpoint is not None:
@@ -547,12 +552,61 @@ def build_trainer(cfg: RLConfig):
     return trainer, reward, {"checkpoint": checkpoint, "n_prompts": len(dataset), "n_dropped_long_prompts": dropped}
 
 
+# What a run optimizes. Resuming with other values would mix two experiments in one run dir (and rl_config.json
+# would show only the second), so run_rl refuses it; the other fields (max_steps, logging, evaluation, speed
+# options whose results are the same) may change on resume.
+RUN_IDENTITY = {
+    "all": (
+        "reward", "policy", "datasets", "question_field", "answer_field", "prompt_template", "num_generations",
+        "prompts_per_step", "gradient_accumulation_steps", "beta", "learning_rate", "lr_scheduler_type", "loss_type",
+        "temperature", "top_p", "max_prompt_length", "max_completion_length", "seed", "steps_per_generation",
+        "num_iterations",
+    ),
+    "model": ("rm", "rm_max_length", "rm_sha256"),
+    "cooper": (
+        "rm", "rm_max_length", "rm_sha256", "rm_learning_rate", "rm_weight_decay", "rm_warmup_steps", "negatives",
+        "assistant", "pairs_per_prompt",
+    ),
+}  # fmt: skip
+
+
+def rm_weights_sha256(rm: str | None) -> str | None:
+    """sha256 of a VerifyRM directory's model.safetensors (the static/initial RM's identity); None for a backbone
+    name or a directory without that file."""
+    f = Path(rm) / "model.safetensors" if rm else None
+    if f is None or not f.is_file():
+        return None
+    h = hashlib.sha256()
+    with open(f, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def check_resume_identity(previous: dict, current: dict, path: Path) -> None:
+    """Raise DataError naming the differing fields if `current` (rl_config of a resume) is another experiment than
+    `previous` (the run dir's rl_config.json)."""
+    reward = previous.get("reward")
+    keys = RUN_IDENTITY["all"] + RUN_IDENTITY.get(reward, ())
+    diffs = [
+        f"{k}: {previous[k]!r} -> {current.get(k)!r}" for k in keys if k in previous and previous[k] != current.get(k)
+    ]
+    if diffs:
+        raise DataError(
+            f"{path}: the run in this output_dir was started with other settings ({'; '.join(diffs)}); resume it "
+            "with the same ones, or give the new experiment its own --output_dir"
+        )
+
+
 def run_rl(cfg: RLConfig) -> dict:
     """``cooper rl``: train, then save the policy (output_dir/policy), the RM in cooper mode (output_dir/rm) and
     output_dir/rl_summary.json. metrics.jsonl in output_dir has one line of reward metrics per step."""
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(out / "rl_config.json", asdict(cfg))
+    config = {**asdict(cfg), "rm_sha256": rm_weights_sha256(cfg.rm) if cfg.reward != "rule" else None}
+    if cfg.resume_from_checkpoint and (out / "rl_config.json").is_file():
+        check_resume_identity(json.loads((out / "rl_config.json").read_text()), config, out / "rl_config.json")
+    atomic_write_json(out / "rl_config.json", config)
     trainer, reward, info = build_trainer(cfg)
     if int(os.environ.get("WORLD_SIZE", "1")) == 1:
         # SIGTERM/SIGUSR1: checkpoint at the end of the generation batch in flight, stop, exit 143 (the ranks of a
@@ -574,6 +628,10 @@ def run_rl(cfg: RLConfig) -> dict:
             "n_flags": reward.monitor.n_flags,
             "first_flag_step": reward.monitor.first_flag_step,
             "checks": reward.monitor.counts,
+            # the step --stop_on_hacking ended the run at (None: it ran to max_steps or was not asked to stop)
+            "stopped_at": next(
+                (c.stopped_at for c in trainer.callback_handler.callbacks if isinstance(c, HackingCallback)), None
+            ),
         }
     recorder = getattr(trainer, "_cooper_sampler_logprobs", None)
     if recorder is not None:  # generation batches whose old log-probs came from the sampler / from TRL's forward
