@@ -72,7 +72,8 @@ class DemoConfig:
     num_generations: int = field(default=4, metadata={"help": "G: rollouts per prompt."})
     prompts_per_step: int = field(default=2, metadata={"help": "Prompts per RL step."})
     pairs_per_prompt: int = field(
-        default=2, metadata={"help": "Cooper pairs per prompt (distinct verified rollouts of it; paper: 1)."}
+        default=2,
+        metadata={"help": "Cooper pairs per prompt and negative kind (cooper rl --pairs_per_prompt; paper: 1)."},
     )
     negatives: str = field(
         default="corrupt,mined,truncate",

@@ -122,6 +122,21 @@ def test_cooper_step_with_a_mix_counts_pairs_by_kind(tmp_path):
     assert out["n_valid"] == out["valid/corrupt"] + 3 and not same(before, weights(rm))
 
 
+def test_one_positive_and_several_wrong_rollouts_give_several_mined_pairs(tmp_path):
+    rm = tiny_rm(tmp_path / "rm")
+    gen = make_negative_generator("mined,truncate")
+    comps = [SOL, "#### 8", "#### 12", "The answer is \\boxed{3}."]
+    verdicts = verify.verify_batch(comps, ["9"] * 4)
+    out = cooper_step(rm, gen, ["q"] * 4, ["9"] * 4, comps, verdicts, pairs_per_prompt=3, scores=[0.9, 0.2, 0.7, 0.5])
+    # SOL is the one positive, used 3 times: 3 mined pairs (the wrong rollouts, the RM's favourite first); the
+    # truncation of SOL is the same each time: 1 pair, the other 2 masked as duplicates
+    assert out["n_pairs"] == 6 and out["valid/mined"] == 3 and out["valid/truncate"] == 1
+    assert out["invalid/truncate:duplicate"] == 2 and out["n_valid"] == 4
+    # with one pair per prompt (the paper's), the step is as before
+    out = cooper_step(rm, gen, ["q"] * 4, ["9"] * 4, comps, verdicts, pairs_per_prompt=1, scores=[0.9, 0.2, 0.7, 0.5])
+    assert out["n_pairs"] == 2 and out["n_valid"] == 2
+
+
 def test_confidently_wrong():
     assert confidently_wrong("#### 8", "9") and confidently_wrong("\\boxed{1,000}", "100")
     assert not confidently_wrong("it is 8", "9")  # no strict final answer

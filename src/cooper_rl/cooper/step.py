@@ -5,7 +5,9 @@ have been scored:
   2. negatives: each positive rewritten into a plausible but wrong solution by a generator (negatives.py:
      corrupt, api, local), accepted only if it has a final answer and the verifier says that answer
      differs from the reference; beyond the paper, kinds that compose with these (mined rollouts of the
-     same prompt, truncated positives, master-key replies: one pair per positive and kind);
+     same prompt, truncated positives, master-key replies: one pair per positive and kind; with
+     pairs_per_prompt > 1 a prompt's positives are used again until it has that many, so a prompt with one
+     verified rollout and several wrong ones gets several mined pairs, and a pair made twice counts once);
   3. one RM update on the pairs:  L = mean over valid pairs of -log sigmoid(s(pos) - s(neg)).
 
 A negative that could not be made (assistant down, slow, garbage, still correct) masks its pair and is
@@ -38,6 +40,16 @@ def select_positives(questions, references, completions, verdicts, pairs_per_pro
     return chosen
 
 
+def fill_positives(pos: list[int], questions, references, pairs_per_prompt: int) -> list[int]:
+    """`pos` with each prompt's positives repeated in turn until it has `pairs_per_prompt` of them: a prompt with
+    one verified rollout and several wrong ones gets several pairs from kinds with several candidates (mined);
+    what a kind cannot vary (the same truncation again) is masked as a duplicate by cooper_step."""
+    by_prompt: dict[tuple[str, str], list[int]] = {}
+    for i in pos:
+        by_prompt.setdefault((questions[i], references[i]), []).append(i)
+    return [idx[k % len(idx)] for idx in by_prompt.values() for k in range(max(pairs_per_prompt, len(idx)))]
+
+
 def rollout_groups(pos, questions, references, completions, scores, verdicts) -> list[list[tuple[str, float, bool]]]:
     """For each positive index: the other rollouts of its prompt as (completion, RM score, strict rule verdict) --
     what `mined` negatives choose from (scores: the RM's, before this step's update; None gives 0.0)."""
@@ -59,16 +71,23 @@ def cooper_step(
     (None if no valid pair), n_pairs, n_valid, valid_rate, positive_rate (prompts with a positive), neg_seconds,
     rm_grad_norm, valid/<kind> counts of a mix, and invalid/<reason> counts (no_positive counts prompts)."""
     pos = select_positives(questions, references, completions, verdicts, pairs_per_prompt)
+    pos = fill_positives(pos, questions, references, pairs_per_prompt)
     q = [questions[i] for i in pos]
     r = [references[i] for i in pos]
     p = [completions[i] for i in pos]
     groups = rollout_groups(pos, questions, references, completions, scores, verdicts)
 
     t0 = time.perf_counter()
-    negs, reasons = call_generator(negatives, q, r, p, groups) if pos else ([], [])
+    negs, reasons = (list(x) for x in call_generator(negatives, q, r, p, groups)) if pos else ([], [])
     neg_seconds = time.perf_counter() - t0
     kinds = getattr(negatives, "kinds", None)  # a NegativeMix: one negative per positive and kind, kind-major
     q, r, p = (x * len(kinds) for x in (q, r, p)) if kinds else (q, r, p)
+    seen = set()  # a pair a kind made twice (a repeated positive, a negative it could not vary) counts once
+    for j, n in enumerate(negs):
+        key = (j // len(pos), q[j], r[j], p[j], n)
+        if n is not None and key in seen:
+            negs[j], reasons[j] = None, (f"{kinds[j // len(pos)]}:duplicate" if kinds else "duplicate")
+        seen.add(key)
 
     valid = [n is not None for n in negs]
     with torch.enable_grad():

@@ -152,7 +152,11 @@ class RLConfig:
     )
     pairs_per_prompt: int = field(
         default=1,
-        metadata={"help": "Up to N (positive, negative) pairs per prompt, from distinct correct rollouts (paper: 1)."},
+        metadata={
+            "help": "Up to N (positive, negative) pairs per prompt and negative kind (paper: 1): distinct verified "
+            "rollouts first, then the same ones again with other negatives (mined: the next wrong rollout; a pair "
+            "made twice is masked as a duplicate)."
+        },
     )
     monitor_window: int = field(
         default=20,
