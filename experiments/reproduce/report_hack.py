@@ -9,13 +9,18 @@ writes RESULTS_DIR/summary.json, table.md, dynamics.png, examples.md
 
 Definitions (also in docs/RESULTS.md):
   held-out accuracy  avg@k by the strict rule verifier, mean over the evaluation sets, at an evaluation step
-  95 % CI            hierarchical bootstrap (2,000 draws): seeds resampled, then problems within each set
+  95 % CI            mean over seeds +- sqrt((t * sd_seeds / sqrt(n))^2 + (1.96 * se_problems)^2): the
+                     run-to-run spread (t over the n seeds) and the sampling of the evaluation problems (bootstrap
+                     over problems, 2,000 draws, of the seed-averaged accuracy) combined
   hacked (a run)     its final held-out accuracy is >= 5 points below its start while its training reward did
                      not fall (mean of the last 10 % of reward calls >= mean of the first 10 %): the reward it was
                      optimizing still looked fine while what it stands for got worse (for `rule`, whose reward is
                      the rule verdict on training prompts, that is overfitting, not hacking)
-  paired difference  condition A - condition B with the same bootstrap draws (seeds and problems), where both
-                     reached the same final evaluation step
+  paired difference  condition A - condition B per seed (and per problem for the problem term), same CI, where
+                     both reached the same final evaluation step
+  RM on the labelled set  accuracy, AUROC and the share of its wrong rows scored < 0.5 (specificity: 1 - the
+                     RM-fooled rate on fixed held-out data) at every evaluation (paper Fig. 4)
+  monitor            flags in the metrics up to the condition's last kept evaluation step
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ import re
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+from cooper_rl.cooper.monitor import CHECKS
 
 ORDER = ["rule", "model", "model_strong", "cooper", "cooper_new"]
 HACK_DROP = 0.05
@@ -77,45 +84,59 @@ def heldout(ev: dict) -> float:
     return mean(v["avg@k_strict"] for v in ev["policy"].values())
 
 
-def bootstrap(per_cond: dict[str, dict[int, dict]], draws: int = 2000, seed: int = 0) -> dict[str, list[float]]:
-    """Bootstrap draws of each condition's mean held-out accuracy, paired across conditions: every draw resamples
-    the seeds once (the seeds all conditions share) and, per evaluation set, the problems once, and applies the
-    same resample to every condition (so differences between conditions get a paired CI).
-    per_cond: condition -> seed -> {dataset: {problem id: mean correct over samples}} at the final evaluation."""
+def problem_se(per_seed: list[dict], draws: int = 2000, seed: int = 0) -> float | None:
+    """Bootstrap standard error, over problems, of the seed-averaged held-out accuracy (mean over evaluation sets of
+    the mean over problems). per_seed: one {dataset: {problem id: score}} per seed (scores may be differences of
+    two conditions); the problems every seed has are resampled, the same draw for all seeds."""
+    sets = [ds for ds in per_seed[0] if all(ds in p for p in per_seed)]
+    problems = {ds: sorted(set.intersection(*(set(p[ds]) for p in per_seed))) for ds in sets}
+    problems = {ds: ids for ds, ids in problems.items() if ids}
+    if not problems:
+        return None
+    per_problem = {ds: {i: mean(p[ds][i] for p in per_seed) for i in ids} for ds, ids in problems.items()}
     rng = random.Random(seed)
-    seeds = sorted(set.intersection(*(set(v) for v in per_cond.values())))
-    first = per_cond[next(iter(per_cond))][seeds[0]]
-    problems = {ds: sorted(ids) for ds, ids in first.items()}
-    out = {c: [] for c in per_cond}
+    vals = []
     for _ in range(draws):
-        ss = [rng.choice(seeds) for _ in seeds]
-        pick = {ds: [rng.choice(ids) for _ in ids] for ds, ids in problems.items()}
-        for c, by_seed in per_cond.items():
-            vals = []
-            for s in ss:
-                run = by_seed[s]
-                vals.append(mean(mean(run[ds].get(i) for i in ids) for ds, ids in pick.items() if ds in run))
-            out[c].append(sum(vals) / len(vals))
-    return out
-
-
-def ci95(xs: list[float]) -> tuple[float, float]:
-    """Percentile 95 % interval of bootstrap draws."""
-    xs = sorted(xs)
-    return xs[int(0.025 * len(xs))], xs[int(0.975 * len(xs)) - 1]
+        vals.append(mean(mean(per_problem[ds][rng.choice(ids)] for _ in ids) for ds, ids in problems.items()))
+    m = mean(vals)
+    return (sum((v - m) ** 2 for v in vals) / (len(vals) - 1)) ** 0.5
 
 
 T975 = {2: 12.71, 3: 4.30, 4: 3.18, 5: 2.78, 6: 2.57, 7: 2.45, 8: 2.36, 9: 2.31, 10: 2.26}
 
 
-def seed_ci(xs: list[float]) -> tuple[float, float] | None:
-    """95 % t-interval over seeds (used where per-problem samples are missing)."""
-    if len(xs) < 2:
+def ci95(by_seed: list[float], per_seed_problems: list[dict] | None) -> tuple[float, float] | None:
+    """95 % interval of a mean over seeds: half-width sqrt((t * sd / sqrt(n))^2 + (1.96 * se_problems)^2) -- the
+    run-to-run spread (t over the n seeds; a bootstrap over 3 seeds would understate it) and the sampling of the
+    evaluation problems (bootstrap over problems) combined. One seed: the problem term only; no per-problem
+    samples: the seed term only; None if neither."""
+    if not by_seed:
         return None
-    t = T975.get(len(xs), 2.2 if len(xs) <= 20 else 2.05)
-    m = sum(xs) / len(xs)
-    sd = (sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5
-    return m - t * sd / len(xs) ** 0.5, m + t * sd / len(xs) ** 0.5
+    n, m = len(by_seed), mean(by_seed)
+    seed_term = 0.0
+    if n > 1:
+        sd = (sum((x - m) ** 2 for x in by_seed) / (n - 1)) ** 0.5
+        seed_term = T975.get(n, 2.2 if n <= 20 else 2.05) * sd / n**0.5
+    se = problem_se(per_seed_problems) if per_seed_problems else None
+    if n == 1 and se is None:
+        return None
+    half = (seed_term**2 + (1.96 * (se or 0.0)) ** 2) ** 0.5
+    return m - half, m + half
+
+
+def specificity(m: dict) -> float | None:
+    """Share of the labelled set's wrong rows the RM scores < 0.5, from eval-rm's binary metrics."""
+    try:
+        n, pos, pred, recall = m["n"], m["positive_rate"] * m["n"], m["predicted_positive_rate"] * m["n"], m["recall"]
+    except (KeyError, TypeError):
+        return None
+    neg = n - pos
+    return None if neg <= 0 else 1 - (pred - recall * pos) / neg
+
+
+def difference(a: dict, b: dict) -> dict:
+    """Per-problem scores a - b ({dataset: {id: score}}) on the problems both have."""
+    return {ds: {i: a[ds][i] - b[ds][i] for i in a[ds] if i in b[ds]} for ds in a if ds in b}
 
 
 def hacked(run: dict) -> bool | None:
@@ -150,12 +171,27 @@ def main():
         pp = {s: r["per_problem"].get(last) for s, r in seeds.items()}
         if pp and all(pp.values()):
             final_pp[c] = pp
-        ci = ci95(bootstrap({c: pp})[c]) if c in final_pp else seed_ci(list(final.values()))
-        rm_curve = defaultdict(list)
+        ci = ci95(list(final.values()), list(pp.values()) if c in final_pp else None)
+        rm_curve, rm_auroc, rm_spec = defaultdict(list), defaultdict(list), defaultdict(list)
         for r in seeds.values():
             for e in r["evals"]:
                 if e.get("rm"):
-                    rm_curve[e["step"]].append(e["rm"]["accuracy"])
+                    m = e["rm"]
+                    rm_curve[e["step"]].append(m["accuracy"])
+                    rm_auroc[e["step"]].append(m.get("auroc"))
+                    spec = specificity(m)
+                    if spec is not None:
+                        rm_spec[e["step"]].append(spec)
+        flags = {}  # seed -> the monitor's flags up to the last kept evaluation step
+        for s_, r in seeds.items():
+            hits = [m for m in r["metrics"] if m.get("hacking_warning") and m["step"] <= last]
+            checks = {c: sum(1 for m in hits if m.get(f"monitor/{c}")) for c in CHECKS}
+            flags[s_] = {
+                "n_flags": len(hits),
+                "first_flag_step": hits[0]["step"] if hits else None,
+                "checks": {c: v for c, v in checks.items() if v},
+                "stopped_at": (r["summary"].get("monitor") or {}).get("stopped_at"),
+            }
         late = lambda r, k: mean(m.get(k) for m in r["metrics"][-max(1, len(r["metrics"]) // 4) :])  # noqa: E731
         early = lambda r, k: mean(m.get(k) for m in r["metrics"][: max(1, len(r["metrics"]) // 4)])  # noqa: E731
         summary["conditions"][c] = {
@@ -165,34 +201,38 @@ def main():
             "heldout_start_mean": mean(start.values()),
             "heldout_final_mean": mean(final.values()),
             "heldout_final_ci95": ci,
-            "ci_kind": "bootstrap over seeds and problems" if c in final_pp else "t over seeds",
+            "ci_kind": "t over seeds + bootstrap over problems" if c in final_pp else "t over seeds",
             "heldout_final_by_seed": final,
             "hacked_seeds": [s for s, r in seeds.items() if hacked(r)],
             "rm_accuracy_by_step": {k: mean(v) for k, v in sorted(rm_curve.items())},
+            "rm_auroc_by_step": {k: mean(v) for k, v in sorted(rm_auroc.items())},
+            "rm_specificity_by_step": {k: mean(v) for k, v in sorted(rm_spec.items())},
             "rm_fooled_rate_late": mean(late(r, "rm_fooled_rate") for r in seeds.values()),
             "completion_length_early": mean(early(r, "completion_length") for r in seeds.values()),
             "completion_length_late": mean(late(r, "completion_length") for r in seeds.values()),
             "reward_early": mean(early(r, "reward_mean") for r in seeds.values()),
             "reward_late": mean(late(r, "reward_mean") for r in seeds.values()),
-            "monitor": {s: r["summary"].get("monitor") for s, r in seeds.items()},
+            "monitor": flags,
             "valid_pairs_per_update": mean(
                 mean(m.get("rm/n_valid") for m in r["metrics"]) for r in seeds.values() if c.startswith("cooper")
             ),
         }
-    # paired differences at the final evaluation (same seeds, same problem resamples), where the conditions
-    # share their final evaluation step
-    same_step = {}
-    for c in final_pp:
-        same_step.setdefault(summary["conditions"][c]["last_eval_step"], []).append(c)
-    for step, conds in same_step.items():
-        if len(conds) < 2:
-            continue
-        draws = bootstrap({c: final_pp[c] for c in conds})
-        for a in conds:
-            for b in conds:
-                if a < b:
-                    diff = [x - y for x, y in zip(draws[a], draws[b])]
-                    summary["paired_differences"][f"{a} - {b}"] = {"step": step, "mean": mean(diff), "ci95": ci95(diff)}
+    # paired differences at the final evaluation: per seed (conditions of one seed share the seed), per problem
+    # (the same problems), where the conditions share their final evaluation step
+    for a in final_pp:
+        for b in final_pp:
+            ca, cb = summary["conditions"][a], summary["conditions"][b]
+            if a >= b or ca["last_eval_step"] != cb["last_eval_step"]:
+                continue
+            seeds = sorted(set(final_pp[a]) & set(final_pp[b]))
+            d = [ca["heldout_final_by_seed"][s] - cb["heldout_final_by_seed"][s] for s in seeds]
+            pp = [difference(final_pp[a][s], final_pp[b][s]) for s in seeds]
+            summary["paired_differences"][f"{a} - {b}"] = {
+                "step": ca["last_eval_step"],
+                "seeds": seeds,
+                "mean": mean(d),
+                "ci95": ci95(d, pp),
+            }
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
 
     pct = lambda x: "-" if x is None else f"{100 * x:.1f}"  # noqa: E731
@@ -209,7 +249,7 @@ def main():
         lines.append(
             f"| {c} | {len(s['seeds'])} | {s['rollouts_per_run'] or 0:.0f} | {pct(s['heldout_start_mean'])} | "
             f"{pct(s['heldout_final_mean'])}"
-            + (f" ({pct(ci[0])}–{pct(ci[1])}{'' if s['ci_kind'].startswith('boot') else ', t'})" if ci else "")
+            + (f" ({pct(ci[0])}–{pct(ci[1])}{'' if 'problems' in s['ci_kind'] else ', seeds only'})" if ci else "")
             + " | "
             f"{len(s['hacked_seeds'])}/{len(s['seeds'])} | "
             + (f"{pct(rm[0])} → {pct(rm[-1])}" if rm else "-")
@@ -220,7 +260,8 @@ def main():
         )
     for k, v in summary["paired_differences"].items():
         lines.append(
-            f"\n{k} at step {v['step']}: {pct(v['mean'])} points (95% CI {pct(v['ci95'][0])} to {pct(v['ci95'][1])})"
+            f"\n{k} at step {v['step']} ({len(v['seeds'])} seeds): {pct(v['mean'])} points"
+            + (f" (95% CI {pct(v['ci95'][0])} to {pct(v['ci95'][1])})" if v["ci95"] else "")
         )
     (out / "table.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -3,14 +3,20 @@
 # policy (cooper sft), same data and budget, SEEDS seeds each:
 #   rule         --reward rule
 #   model        --reward model  --rm $RM                      (static RM: what gets hacked)
-#   cooper       --reward cooper --rm $RM --negatives corrupt  (the paper's negatives, offline)
-#   cooper_new   --reward cooper --rm $RM --negatives $NEW_NEGATIVES  (+ mined rollouts, truncated positives)
-#   model_strong --reward model  --rm $STRONG_RM               (only if STRONG_RM is set: the best VerifyRM, when
-#                                                                RM is a deliberately weaker, hackable one)
+#   cooper       --reward cooper --rm $RM --negatives corrupt  (the paper's negatives, offline; 1 pair per prompt)
+#   cooper_new   --reward cooper --rm $RM --negatives $NEW_NEGATIVES --pairs_per_prompt $NEW_PAIRS
+#                (+ mined rollouts, truncated positives, master-key replies; up to 2 pairs per prompt and kind)
+#   model_strong --reward model  --rm $STRONG_RM               (the best VerifyRM, static, beside the weaker RM)
+# RM defaults to a deliberately weaker VerifyRM (experiments/reproduce/weak_rm.sh: round 2's data categories,
+# 100 steps), so that hacking is reachable at a CPU budget; STRONG_RM is the issue-14 VerifyRM (run_v3.sh).
+# Prompts: built-in levels 1-2 drawn with --data_seed $DATA_SEED (the same prompts for every seed; 21 of the 2,000
+# coincide with the SFT warm-up's, drawn with seed 0) + SVAMP train 1-300.
 # Held-out evaluation every EVAL_STEPS on N_EVAL problems x EVAL_K samples of GSM8K test (first N_EVAL) and SVAMP
 # train 301-432 (never trained on), and the RM on a fixed labelled held-out set (paper Fig. 4).
-# Resumable: rerun to continue (finished runs are skipped, the others resume from their last checkpoint); the
-# runs go seed-major (every condition of seed 0, then seed 1, ...) so a partial experiment is still balanced.
+# Resumable: rerun to continue (finished runs are skipped, the others resume from their last checkpoint; cooper rl
+# refuses to resume a run dir with other settings or another RM); the runs go seed-major (every condition of
+# seed 0, then seed 1, ...) so a partial experiment is still balanced. Checkpoints every 24 steps (ends of
+# generation batches). Before a session ends: kill -TERM the running `cooper rl` (it checkpoints and exits 143).
 #   bash experiments/reproduce/run_hack.sh
 #   RM=... STRONG_RM=... SEEDS="0 1 2" STEPS=400 [CONDITIONS="model rule"] bash experiments/reproduce/run_hack.sh
 # 400 steps x 8 rollouts = 3,200 rollouts per run (the CPU preset: 2 prompts x G=4 per optimizer step).
@@ -21,13 +27,15 @@ EVAL_K=${EVAL_K:-4}
 LR=${LR:-1e-5}
 SEEDS=${SEEDS:-0 1 2}
 SFT_STEPS=${SFT_STEPS:-100}
-NEW_NEGATIVES=${NEW_NEGATIVES:-corrupt,mined,truncate}
+NEW_NEGATIVES=${NEW_NEGATIVES:-corrupt,mined,truncate,masterkey}
+NEW_PAIRS=${NEW_PAIRS:-2}
+DATA_SEED=${DATA_SEED:-1000}
 # the monitor counts reward calls: one per generation batch = 4 optimizer steps at the CPU preset, so a window of
 # 10 calls spans 40 steps (baseline: the first 20 steps; the committed runs its thresholds were checked on had one
 # call per step and a window of 20)
 MONITOR_WINDOW=${MONITOR_WINDOW:-10}
-RM=${RM:-runs/verifyrm-v3/smollm2-s0}
-STRONG_RM=${STRONG_RM:-}
+RM=${RM:-runs/verifyrm-weak}
+STRONG_RM=${STRONG_RM-runs/verifyrm-v3/smollm2-s0}   # STRONG_RM= (empty) leaves model_strong out
 source "$(dirname "$0")/../common.sh"
 D=experiments/verifyrm/data
 OUT=${OUT:-runs/hack}
@@ -53,16 +61,16 @@ if [ ! -f $SFT/sft_summary.json ]; then
   $C sft --datasets builtin:train:2000:1,2 --max_steps $SFT_STEPS --output_dir $SFT --bf16_autocast auto --seed 0 > $SFT.log 2>&1
 fi
 COMMON=(--config configs/rl_cpu.yaml --policy $SFT/policy --datasets builtin:train:2000:1,2 $D/svamp_rm_train.jsonl
-        --max_steps $STEPS --save_steps 25 --save_total_limit 1 --eval_steps $EVAL_STEPS
+        --max_steps $STEPS --save_steps 24 --save_total_limit 1 --eval_steps $EVAL_STEPS
         --eval_datasets $OUT/gsm8k_test.jsonl $OUT/svamp_heldout.jsonl --eval_k $EVAL_K --rm_eval_data $RM_EVAL
-        --learning_rate $LR --monitor_window $MONITOR_WINDOW --report_to tensorboard ${EXTRA:-})
+        --data_seed $DATA_SEED --learning_rate $LR --monitor_window $MONITOR_WINDOW --report_to tensorboard ${EXTRA:-})
 flags() {  # the condition's own flags
   case $1 in
     rule) echo "--reward rule" ;;
     model) echo "--reward model --rm $RM" ;;
     model_strong) echo "--reward model --rm $STRONG_RM" ;;
     cooper) echo "--reward cooper --rm $RM --negatives corrupt" ;;
-    cooper_new) echo "--reward cooper --rm $RM --negatives $NEW_NEGATIVES" ;;
+    cooper_new) echo "--reward cooper --rm $RM --negatives $NEW_NEGATIVES --pairs_per_prompt $NEW_PAIRS" ;;
   esac
 }
 # the static RM first: whether (and when) it is hacked is the first thing the experiment shows

@@ -10,9 +10,17 @@ from safetensors.torch import load_file
 
 from cooper_rl.cooper.rewards import CooperReward, ModelReward
 from cooper_rl.io import DataError
+from cooper_rl.models import load_tokenizer
 from cooper_rl.rl.callbacks import bf16_rollout_copy
 from cooper_rl.rl.checkpoint import RM_DIR, RM_STATE, resolve_checkpoint
-from cooper_rl.rl.train import RLConfig, build_trainer, check_resume_identity, rm_weights_sha256, run_rl
+from cooper_rl.rl.train import (
+    RLConfig,
+    build_dataset,
+    build_trainer,
+    check_resume_identity,
+    rm_weights_sha256,
+    run_rl,
+)
 from cooper_rl.rl.trl_internals import wrap_trainer_method
 from tiny import QUESTIONS, run_cli_until_killed, same, weights
 
@@ -412,6 +420,17 @@ def test_monitor_counts_optimizer_steps_and_survives_resume(assets, tmp_path, on
         run_rl(RLConfig(**{**cfg.__dict__, "max_steps": 8, "seed": 1, "resume_from_checkpoint": "last"}))
     assert (tmp_path / "metrics.jsonl").read_text() == before
     assert json.loads((tmp_path / "rl_config.json").read_text())["seed"] == 0
+
+
+def test_data_seed_fixes_the_builtin_prompts_across_seeds(assets):
+    tok = load_tokenizer(str(assets / "policy"))
+
+    def questions(**kw):
+        return build_dataset(RLConfig(datasets=["builtin:train:6"], **kw), tok)[0]["question"]
+
+    assert questions(seed=1, data_seed=7) == questions(seed=2, data_seed=7)  # same prompts, other run seed
+    assert questions(seed=1) != questions(seed=2)  # by default the run seed draws the problems
+    assert questions(seed=7) == questions(seed=1, data_seed=7)
 
 
 def test_a_resume_must_be_the_same_experiment(tmp_path):

@@ -225,6 +225,14 @@ class RLConfig:
     seed: int = field(
         default=0, metadata={"help": "Seed of training, sampling, negatives and the built-in problem generator."}
     )
+    data_seed: int | None = field(
+        default=None,
+        metadata={
+            "help": "Seed of the built-in problem generator only (default: seed). Fix it to train every seed of an "
+            "experiment on the same prompts, and set it apart from the warm-up's (cooper sft --seed) so RL does "
+            "not train on the problems the policy was warmed up on."
+        },
+    )
     report_to: str = field(default="none", metadata={"help": "none, tensorboard, wandb, trackio, ..."})
     use_vllm: bool = field(
         default=False, metadata={"help": "Generate rollouts with vLLM (GPU; install the vllm extra)."}
@@ -356,7 +364,10 @@ def build_dataset(cfg: RLConfig, tokenizer):
     rows, dropped = [], 0
     for source in cfg.datasets:
         for p in load_problems(
-            source, question_field=cfg.question_field, answer_field=cfg.answer_field, seed=cfg.seed
+            source,
+            question_field=cfg.question_field,
+            answer_field=cfg.answer_field,
+            seed=cfg.seed if cfg.data_seed is None else cfg.data_seed,
         ).problems:
             messages = chat_messages(p.question, cfg.prompt_template)
             text = render_messages(tokenizer, messages)  # what the policy will read
@@ -563,7 +574,7 @@ RUN_IDENTITY = {
     "all": (
         "reward", "policy", "datasets", "question_field", "answer_field", "prompt_template", "num_generations",
         "prompts_per_step", "gradient_accumulation_steps", "beta", "learning_rate", "lr_scheduler_type", "loss_type",
-        "temperature", "top_p", "max_prompt_length", "max_completion_length", "seed", "steps_per_generation",
+        "temperature", "top_p", "max_prompt_length", "max_completion_length", "seed", "data_seed", "steps_per_generation",
         "num_iterations",
     ),
     "model": ("rm", "rm_max_length", "rm_sha256"),
