@@ -31,9 +31,10 @@ NEW_NEGATIVES=${NEW_NEGATIVES:-corrupt,mined,truncate,masterkey}
 NEW_PAIRS=${NEW_PAIRS:-2}
 DATA_SEED=${DATA_SEED:-1000}
 # the monitor counts reward calls: one per generation batch = 4 optimizer steps at the CPU preset, so a window of
-# 10 calls spans 40 steps (baseline: the first 20 steps; the committed runs its thresholds were checked on had one
-# call per step and a window of 20)
-MONITOR_WINDOW=${MONITOR_WINDOW:-10}
+# 6 calls spans 24 steps (baseline: the first 12). Checked on the committed runs replayed 4 steps per call
+# (tests/cooper/test_monitor.py): flags the cold-start collapse at step 21, before its held-out accuracy fell
+# (step 25), and none of the 5 runs that were not hacked; window 10 would flag it only at step 37
+MONITOR_WINDOW=${MONITOR_WINDOW:-6}
 RM=${RM:-runs/verifyrm-weak}
 STRONG_RM=${STRONG_RM-runs/verifyrm-v3/smollm2-s0}   # STRONG_RM= (empty) leaves model_strong out
 source "$(dirname "$0")/../common.sh"

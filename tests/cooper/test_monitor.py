@@ -114,9 +114,15 @@ def _first_fall(run: Path) -> int:
     return next(e["step"] for e in evals[1:] if any(v["avg@k_lenient"] < start[k] for k, v in e["policy"].items()))
 
 
-def test_replay_flags_the_committed_cold_start_hack_before_heldout_accuracy_fell():
+# (window, batch): the committed runs' setting (one reward call per step), and run_hack.sh's (4 optimizer steps
+# per generation batch, one call each, window 6 calls)
+SETTINGS = [(20, 1), (6, 4)]
+
+
+@pytest.mark.parametrize("window,batch", SETTINGS)
+def test_replay_flags_the_committed_cold_start_hack_before_heldout_accuracy_fell(window, batch):
     run = REPRO / "results" / "runs" / "model"
-    steps = replay(run, HackingMonitor(window=20))
+    steps = replay(run, HackingMonitor(window=window), batch=batch)
     first = next(s["step"] for s in steps if s["flags"])
     assert first < _first_fall(run)
     assert "length_collapse" in next(s["flags"] for s in steps if s["flags"])
@@ -132,5 +138,6 @@ def test_replay_flags_the_committed_cold_start_hack_before_heldout_accuracy_fell
         "results_sft/runs/cooper",
     ],
 )
-def test_replay_quiet_on_runs_that_were_not_hacked(run):
-    assert not any(s["flags"] for s in replay(REPRO / run, HackingMonitor(window=20)))
+@pytest.mark.parametrize("window,batch", SETTINGS)
+def test_replay_quiet_on_runs_that_were_not_hacked(run, window, batch):
+    assert not any(s["flags"] for s in replay(REPRO / run, HackingMonitor(window=window), batch=batch))

@@ -19,7 +19,9 @@ a window of 20 spans 80 optimizer steps). The baseline checks start once `window
 whose signal is missing (rule reward: no RM; a step where every rollout was right: no fooled rate) is skipped.
 A flagged step logs a warning naming its checks; `hacking_warning` = 1 and `monitor/<check>` = 1 in the metrics.
 Thresholds were set on the committed runs: `replay` flags the cold-start static-RM collapse at step 20 (its
-held-out accuracy had fallen by the evaluation at step 25) and none of the rule, Cooper and warm-start runs.
+held-out accuracy had fallen by the evaluation at step 25) and none of the rule, Cooper and warm-start runs; replayed
+as 4 steps per reward call (``batch=4``, as with --steps_per_generation 4) with a window of 6 calls, at step 21 and
+again none of the others. Those runs logged no entropy: the entropy threshold is not validated on data yet.
 """
 
 from __future__ import annotations
@@ -151,9 +153,11 @@ class HackingMonitor:
         self.first_flag_step = state.get("first_flag_step")
 
 
-def replay(run_dir: str | Path, monitor: HackingMonitor | None = None) -> list[dict]:
+def replay(run_dir: str | Path, monitor: HackingMonitor | None = None, batch: int = 1) -> list[dict]:
     """Run a monitor over a finished `cooper rl` run dir (metrics.jsonl; lengths from timing.jsonl, the fooled
-    rate from rollouts.jsonl where metrics.jsonl predates it). One dict per step: step, flags (list)."""
+    rate from rollouts.jsonl where metrics.jsonl predates it). One dict per monitor update: step, flags (list).
+    batch > 1 replays a run that had one reward call per step as if `batch` steps shared a generation batch (one
+    call, the steps' signals averaged, at the batch's first step), as with --steps_per_generation `batch`."""
     run = Path(run_dir)
     monitor = monitor or HackingMonitor()
     metrics = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines() if x.strip()]
@@ -173,17 +177,23 @@ def replay(run_dir: str | Path, monitor: HackingMonitor | None = None) -> list[d
                 wrong.setdefault(r["step"], []).append(r["reward"] >= 0.5)
         fooled = {s: sum(v) / len(v) for s, v in wrong.items()}
     has_rm = any(m.get("rm_rule_agreement") is not None for m in metrics)
-    out = []
+    calls = []
     for m in metrics:
         s = m["step"]
-        f = m.get("rm_fooled_rate", fooled.get(s) if has_rm else None)
-        monitor.update(
-            m["reward_mean"],
-            m["rule_accuracy"],
-            fooled=f,
-            agreement=m.get("rm_rule_agreement"),
-            length=m.get("completion_length", lengths.get(s)),
-            step=s,
+        calls.append(
+            {
+                "step": s,
+                "reward": m["reward_mean"],
+                "accuracy": m["rule_accuracy"],
+                "fooled": m.get("rm_fooled_rate", fooled.get(s) if has_rm else None),
+                "agreement": m.get("rm_rule_agreement"),
+                "length": m.get("completion_length", lengths.get(s)),
+            }
         )
-        out.append({"step": s, "flags": list(monitor.last_flags)})
+    out = []
+    for i in range(0, len(calls), max(1, batch)):
+        group = calls[i : i + max(1, batch)]
+        avg = {k: _mean(group, k) for k in ("reward", "accuracy", "fooled", "agreement", "length")}
+        monitor.update(**avg, step=group[0]["step"])
+        out.append({"step": group[0]["step"], "flags": list(monitor.last_flags)})
     return out
