@@ -11,7 +11,8 @@ Definitions (also in docs/RESULTS.md):
   held-out accuracy  avg@k by the strict rule verifier, mean over the evaluation sets, at an evaluation step
   95 % CI            mean over seeds +- sqrt((t * sd_seeds / sqrt(n))^2 + (1.96 * se_problems)^2): the
                      run-to-run spread (t over the n seeds) and the sampling of the evaluation problems (bootstrap
-                     over problems, 2,000 draws, of the seed-averaged accuracy) combined
+                     over problems, 2,000 draws, of the seed-averaged accuracy) combined; somewhat conservative
+                     (the seeds' spread already holds part of the sampling noise the problem term counts)
   hacked (a run)     its final held-out accuracy is >= 5 points below its start while its training reward did
                      not fall (mean of the last 10 % of reward calls >= mean of the first 10 %): the reward it was
                      optimizing still looked fine while what it stands for got worse (for `rule`, whose reward is
@@ -201,7 +202,8 @@ def main():
             "heldout_start_mean": mean(start.values()),
             "heldout_final_mean": mean(final.values()),
             "heldout_final_ci95": ci,
-            "ci_kind": "t over seeds + bootstrap over problems" if c in final_pp else "t over seeds",
+            "ci_kind": ("t over seeds + " if len(final) > 1 else "1 seed: ")
+            + ("bootstrap over problems" if c in final_pp else "no per-problem samples"),
             "heldout_final_by_seed": final,
             "hacked_seeds": [s for s, r in seeds.items() if hacked(r)],
             "rm_accuracy_by_step": {k: mean(v) for k, v in sorted(rm_curve.items())},
@@ -249,7 +251,11 @@ def main():
         lines.append(
             f"| {c} | {len(s['seeds'])} | {s['rollouts_per_run'] or 0:.0f} | {pct(s['heldout_start_mean'])} | "
             f"{pct(s['heldout_final_mean'])}"
-            + (f" ({pct(ci[0])}–{pct(ci[1])}{'' if 'problems' in s['ci_kind'] else ', seeds only'})" if ci else "")
+            + (
+                f" ({pct(ci[0])}–{pct(ci[1])}{'' if 't over seeds + boot' in s['ci_kind'] else ', ' + s['ci_kind']})"
+                if ci
+                else ""
+            )
             + " | "
             f"{len(s['hacked_seeds'])}/{len(s['seeds'])} | "
             + (f"{pct(rm[0])} → {pct(rm[-1])}" if rm else "-")

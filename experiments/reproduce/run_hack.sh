@@ -45,7 +45,7 @@ SFT=${SFT:-runs/sft-builtin$SFT_STEPS}
 RM_EVAL=${RM_EVAL:-experiments/verifyrm/v3/heldout.jsonl}
 mkdir -p $OUT $R
 for m in "$RM" ${STRONG_RM:+"$STRONG_RM"}; do
-  test -f "$m/cooper_rm.json" || { echo "no VerifyRM at $m (experiments/verifyrm/run_v3.sh trains it; RM=... to choose)" >&2; exit 1; }
+  test -f "$m/cooper_rm.json" || { echo "no VerifyRM at $m (RM: experiments/reproduce/weak_rm.sh trains it, STRONG_RM: experiments/verifyrm/run_v3.sh; RM=... STRONG_RM=... to choose)" >&2; exit 1; }
 done
 test -f "$RM_EVAL" || RM_EVAL=$D/gsm8k_heldout_rm.jsonl
 echo "[hack] RM $RM${STRONG_RM:+, strong RM $STRONG_RM}; RM evaluated on $RM_EVAL; policy $SFT/policy"
@@ -76,13 +76,28 @@ flags() {  # the condition's own flags
 }
 # the static RM first: whether (and when) it is hacked is the first thing the experiment shows
 CONDITIONS=${CONDITIONS:-model rule cooper cooper_new${STRONG_RM:+ model_strong}}
+case " $CONDITIONS " in *" model_strong "*) [ -n "$STRONG_RM" ] || { echo "model_strong needs STRONG_RM" >&2; exit 1; } ;; esac
 for S in $SEEDS; do
   for c in $CONDITIONS; do
     dir=$OUT/$c-s$S
     done_steps=$(grep -o '"global_step": [0-9]*' $dir/rl_summary.json 2>/dev/null | grep -o '[0-9]*$' || true)
-    if [ "${done_steps:-0}" -ge "$STEPS" ]; then continue; fi
-    resume=(); ls -d $dir/checkpoint-* >/dev/null 2>&1 && resume=(--resume_from_checkpoint last)
     read -ra own <<< "$(flags $c)"
+    if [ "${done_steps:-0}" -ge "$STEPS" ]; then   # finished: only if it is this experiment's run
+      .venv/bin/python - $dir/rl_config.json $S $DATA_SEED $LR "${own[@]}" <<'PY' || exit 1
+import json, sys
+cfg, seed, data_seed, lr, flags = json.load(open(sys.argv[1])), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5:]
+want = {"seed": seed, "data_seed": data_seed, "learning_rate": lr, "pairs_per_prompt": 1}
+want |= {flags[i][2:]: flags[i + 1] for i in range(0, len(flags), 2)}
+want["pairs_per_prompt"] = int(want["pairs_per_prompt"])
+if want["reward"] == "rule":
+    want.pop("pairs_per_prompt")
+bad = {k: (cfg.get(k), v) for k, v in want.items() if cfg.get(k) != v}
+if bad:
+    sys.exit(f"{sys.argv[1]}: a finished run of another experiment (field: (its value, this one's)): {bad}")
+PY
+      continue
+    fi
+    resume=(); ls -d $dir/checkpoint-* >/dev/null 2>&1 && resume=(--resume_from_checkpoint last)
     cmd=($C rl "${COMMON[@]}" "${own[@]}" --seed $S --output_dir $dir "${resume[@]}")
     echo "[hack] $c seed $S -> $dir ($(date -u +%FT%TZ))"
     echo "${cmd[*]}" >> $R/commands.txt   # the exact commands, in the order they ran

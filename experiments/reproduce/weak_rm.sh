@@ -8,20 +8,19 @@
 #   - budget: 100 steps x 16 rows (the issue's probe budget; the strong RM trains one full epoch, ~260 steps).
 # Then both evaluations of run_v3.sh (held-out real completions, robustness suite), next to the rules, so the
 # document can say where this RM is weak.
-#   bash experiments/reproduce/weak_rm.sh          (resumable; writes runs/verifyrm-weak, results/v3/*_weak_s0*)
+#   bash experiments/reproduce/weak_rm.sh          (resumable; writes runs/verifyrm-weak, results_hack/weak_rm/)
 source "$(dirname "$0")/../common.sh"
 D=experiments/verifyrm/data
 V=experiments/verifyrm/v3
-R=experiments/verifyrm/results/v3
+R=experiments/reproduce/results_hack/weak_rm   # its evaluations (report_v3.py's table beside the rules)
 OUT=${OUT:-runs/verifyrm-weak}
 mkdir -p $R runs
 step() { echo "[weak-rm] $* ($(date -u +%FT%TZ))"; }
 test -f $D/svamp_rm_train.jsonl || .venv/bin/python experiments/verifyrm/prepare.py "$SHARED"
 test -f $V/robustness.jsonl -a -f $V/heldout.jsonl || { echo "run experiments/verifyrm/run_v3.sh first (it builds the evaluation sets)" >&2; exit 1; }
-step "rm-data (round 2's categories)"
-$C rm-data --solutions $SHARED/gsm8k/train.jsonl $D/svamp_rm_train.jsonl builtin:train:400 --limit 1200 \
+test -f $OUT.train.jsonl || { step "rm-data (round 2's categories)"; $C rm-data --solutions $SHARED/gsm8k/train.jsonl $D/svamp_rm_train.jsonl builtin:train:400 --limit 1200 \
   --categories fmt:hash fmt:answer_is fmt:boxed fmt:plain trap:corrupted trap:wrong_reference \
-  --exclude $SHARED/gsm8k/test.jsonl --output $OUT.train.jsonl --stats $R/weak_train.stats.json --seed 0 > $OUT.rm_data.log
+  --exclude $SHARED/gsm8k/test.jsonl --output $OUT.train.jsonl --stats $R/train.stats.json --seed 0 > $OUT.rm_data.log; }
 if [ ! -f $OUT/train_metrics.json ]; then
   resume=(); ls -d $OUT.checkpoints/checkpoint-* >/dev/null 2>&1 && resume=(--resume_from_checkpoint last)
   step "train-rm -> $OUT"
@@ -36,4 +35,5 @@ for E in heldout robustness; do
     $C eval-rm --rm $OUT --data $V/$E.jsonl --output $R/eval_${E}_weak_s0.json > $R/eval_${E}_weak_s0.log
   fi
 done
-step "done: RM=$OUT bash experiments/reproduce/run_hack.sh uses it (STRONG_RM=runs/verifyrm-v3/smollm2-s0 beside it)"
+.venv/bin/python experiments/verifyrm/report_v3.py $R > /dev/null
+step "done ($R/table.md): RM=$OUT bash experiments/reproduce/run_hack.sh uses it (STRONG_RM=runs/verifyrm-v3/smollm2-s0 beside it)"

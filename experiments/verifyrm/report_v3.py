@@ -111,17 +111,19 @@ for b in backbones:
         "heldout_accuracy": h is not None and h["accuracy"]["mean"] >= TARGETS["heldout_accuracy"],
         "heldout_auroc": h is not None and h["auroc"]["mean"] >= TARGETS["heldout_auroc"],
         "robustness_accuracy": rb is not None and rb["accuracy"]["mean"] >= TARGETS["robustness_accuracy"],
+        # on the mean over seeds of each category (the table's "worst category" is each seed's own minimum)
         "robustness_min_category": rb is not None
         and min(v["mean"] for v in rb["per_category"].values()) >= TARGETS["robustness_min_category"],
         # the issue: "above the rule verifier on the format variants" (the strict rule is the project's verifier)
         "formats_above_strict_rule": rb is not None
-        and rb["formats"]["mean"] > summary["rules"]["robustness"]["rule_strict"]["formats"],
+        and rb["formats"] is not None
+        and rb["formats"]["mean"] > (summary["rules"]["robustness"]["rule_strict"]["formats"] or 0.0),
     }
     summary["backbones"][b] = entry
 
 lines = [
     "| judge | held-out acc % | held-out AUROC | held-out ECE | robustness acc % | formats % | traps % "
-    "| worst category % | train min |"
+    "| worst category % (per seed) | train min |"
 ]
 lines.append("|---" * 9 + "|")
 for b, e in summary["backbones"].items():

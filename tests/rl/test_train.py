@@ -420,6 +420,9 @@ def test_monitor_counts_optimizer_steps_and_survives_resume(assets, tmp_path, on
         run_rl(RLConfig(**{**cfg.__dict__, "max_steps": 8, "seed": 1, "resume_from_checkpoint": "last"}))
     assert (tmp_path / "metrics.jsonl").read_text() == before
     assert json.loads((tmp_path / "rl_config.json").read_text())["seed"] == 0
+    with pytest.raises(DataError, match="holds checkpoints of an earlier run"):  # a fresh start over them, too
+        run_rl(RLConfig(**{**cfg.__dict__, "max_steps": 8}))
+    assert (tmp_path / "metrics.jsonl").read_text() == before
 
 
 def test_data_seed_fixes_the_builtin_prompts_across_seeds(assets):
@@ -446,6 +449,10 @@ def test_a_resume_must_be_the_same_experiment(tmp_path):
         cooper = {**first, "reward": "cooper", "negatives": "corrupt"}
         check_resume_identity(cooper, {**cooper, "negatives": "corrupt,mined"}, tmp_path)
     check_resume_identity({**first, "reward": "rule"}, {**first, "reward": "rule", "rm": "other"}, tmp_path)
+    older = {k: v for k, v in first.items() if k not in ("data_seed", "rm_sha256")}  # written before those existed
+    check_resume_identity(older, first, tmp_path)
+    with pytest.raises(DataError, match="data_seed: None -> 1000"):  # it drew its prompts with the run seed
+        check_resume_identity(older, {**first, "data_seed": 1000}, tmp_path)
     assert rm_weights_sha256("minilm-l6") is None
 
 

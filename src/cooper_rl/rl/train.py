@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import torch
@@ -55,6 +56,8 @@ from cooper_rl.rl.checkpoint import (
     trim_logs,
 )
 from cooper_rl.rl.trl_internals import check_trl, score_completions_only
+
+log = logging.getLogger(__name__)
 
 BF16_VALUES = " true | false | auto (= true where bf16 matmuls are native: AVX512-BF16/AMX CPUs, bf16 GPUs)."
 
@@ -354,6 +357,12 @@ class RLConfig:
             setattr(self, name, bf16_flag(getattr(self, name)))
 
 
+def generation_batch_steps(cfg: RLConfig) -> int:
+    """Optimizer steps that share one generation batch (TRL generates every steps_per_generation x num_iterations
+    steps): checkpoints and clean stops go at multiples of it."""
+    return max(1, cfg.steps_per_generation * cfg.num_iterations)
+
+
 def build_dataset(cfg: RLConfig, tokenizer):
     """(datasets.Dataset with prompt/question/reference columns, number of prompts dropped as too long)."""
     from datasets import Dataset
@@ -547,15 +556,23 @@ def build_trainer(cfg: RLConfig):
         install_sampler_logprobs(trainer)
     # after the rollout wrappers, so the profiler's "generation" includes the bf16 copy's weight sync
     trainer.add_callback(StepProfiler(trainer, reward, Path(cfg.output_dir) / "timing.jsonl"))
-    if cfg.steps_per_generation > 1:  # checkpoints at the ends of generation batches only (resume is exact there)
-        trainer.add_callback(SaveAtGenerationBoundary(cfg.steps_per_generation))
+    every = generation_batch_steps(cfg)
+    if every > 1:  # checkpoints at the ends of generation batches only (resume is exact there)
+        trainer.add_callback(SaveAtGenerationBoundary(every))
+        if checkpoint is not None and checkpoint_step(checkpoint) % every:
+            log.warning(
+                "resuming from %s, inside a generation batch of %d steps: TRL generates a new batch there, and "
+                "later checkpoints fall inside batches",
+                checkpoint,
+                every,
+            )
     if cfg.console == "compact":
         trainer.remove_callback(ProgressCallback)
         trainer.add_callback(CompactConsole())
     if cfg.stop_on_hacking and int(os.environ.get("WORLD_SIZE", "1")) > 1:
         # each process monitors its own rollouts: they would flag at different steps and the others would hang
         raise ValueError("stop_on_hacking is single-process only (each process's monitor sees its own rollouts)")
-    trainer.add_callback(HackingCallback(reward, stop=cfg.stop_on_hacking, every=cfg.steps_per_generation))
+    trainer.add_callback(HackingCallback(reward, stop=cfg.stop_on_hacking, every=every))
     if cfg.reward != "cooper":  # a cooper run checkpoints its monitor with the RM state
         trainer.add_callback(MonitorCheckpointCallback(reward.monitor))
         if checkpoint is not None:
@@ -603,8 +620,11 @@ def check_resume_identity(previous: dict, current: dict, path: Path) -> None:
     `previous` (the run dir's rl_config.json)."""
     reward = previous.get("reward")
     keys = RUN_IDENTITY["all"] + RUN_IDENTITY.get(reward, ())
+    defaults = {f.name: f.default for f in fields(RLConfig)}  # a field newer than the run had its default then
     diffs = [
-        f"{k}: {previous[k]!r} -> {current.get(k)!r}" for k in keys if k in previous and previous[k] != current.get(k)
+        f"{k}: {previous.get(k, defaults.get(k))!r} -> {current.get(k)!r}"
+        for k in keys
+        if (k in previous or k in defaults) and previous.get(k, defaults.get(k)) != current.get(k)
     ]
     if diffs:
         raise DataError(
@@ -621,12 +641,18 @@ def run_rl(cfg: RLConfig) -> dict:
     config = {**asdict(cfg), "rm_sha256": rm_weights_sha256(cfg.rm) if cfg.reward != "rule" else None}
     if cfg.resume_from_checkpoint and (out / "rl_config.json").is_file():
         check_resume_identity(json.loads((out / "rl_config.json").read_text()), config, out / "rl_config.json")
+    stale = sorted(p.name for p in out.glob("checkpoint-*"))
+    if not cfg.resume_from_checkpoint and stale:  # a later resume could pick up the old run's checkpoint
+        raise DataError(
+            f"{out} holds checkpoints of an earlier run ({', '.join(stale[:3])}{', ...' if len(stale) > 3 else ''}): "
+            "continue it with --resume_from_checkpoint last, or start the new run in another --output_dir"
+        )
     atomic_write_json(out / "rl_config.json", config)
     trainer, reward, info = build_trainer(cfg)
     if int(os.environ.get("WORLD_SIZE", "1")) == 1:
         # SIGTERM/SIGUSR1: checkpoint at the end of the generation batch in flight, stop, exit 143 (the ranks of a
         # multi-process run would catch a signal at different steps and hang in the save)
-        train_until_signal(trainer, info["checkpoint"], every=cfg.steps_per_generation)
+        train_until_signal(trainer, info["checkpoint"], every=generation_batch_steps(cfg))
     else:
         trainer.train(resume_from_checkpoint=info["checkpoint"])
     trainer.save_model(str(out / "policy"))

@@ -180,7 +180,7 @@ def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
     from transformers import TrainingArguments, set_seed
 
     from cooper_rl.rl.callbacks import bar_only_progress, train_until_signal
-    from cooper_rl.rl.checkpoint import resolve_checkpoint
+    from cooper_rl.rl.checkpoint import checkpoint_step, resolve_checkpoint
 
     set_seed(cfg.seed)
     rows = load_rm_rows(cfg.data, cfg.max_rows)
@@ -197,6 +197,7 @@ def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
     out.parent.mkdir(parents=True, exist_ok=True)
     ckpt_dir = out.with_name(out.name + ".checkpoints")  # kept while training runs, for resuming; removed at the end
     resume = resolve_checkpoint(ckpt_dir, cfg.resume_from_checkpoint)
+    resumed_step = checkpoint_step(resume) if resume else 0  # validations before it ran in an earlier process
     if resume is None and ckpt_dir.exists():
         shutil.rmtree(ckpt_dir)  # a fresh start never mixes with a killed run's checkpoints
     args = TrainingArguments(
@@ -255,7 +256,9 @@ def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
         train_out = train_until_signal(trainer, resume, on_signal=on_signal)
         history = list(trainer.state.log_history)  # the scheduled validations (the final evaluate() not among them)
         rm.model = trainer.model  # best checkpoint (load_best_model_at_end)
+        t_eval = time.time()
         val_metrics = trainer.evaluate() if has_val else {}
+        final_eval_seconds = time.time() - t_eval
     except BaseException:
         print(f"[train-rm] stopped; continue with --resume_from_checkpoint last ({ckpt_dir})", flush=True)
         raise
@@ -273,8 +276,9 @@ def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
         "n_val_questions": len({r["question"] for r in val_rows}),
         "global_step": train_out.global_step,
         "train_loss": train_out.training_loss,
-        "train_seconds": time.time() - t0,  # includes the periodic validations (eval_seconds of it)
-        "eval_seconds": sum(h.get("eval_runtime", 0.0) for h in history),
+        "train_seconds": time.time() - t0,  # this process's; includes its validations (eval_seconds of it)
+        "eval_seconds": final_eval_seconds
+        + sum(h.get("eval_runtime", 0.0) for h in history if h.get("step", 0) > resumed_step),
         # validation accuracy over training (this process's evaluations and those of the checkpoint it resumed)
         "eval_history": [
             {"step": h["step"], "accuracy": h["eval_accuracy"], "loss": h.get("eval_loss")}
