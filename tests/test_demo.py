@@ -69,6 +69,7 @@ def test_demo_runs_the_whole_pipeline(assets, tmp_path, monkeypatch, one_thread,
     )
     printed = capsys.readouterr().out
     assert "policy avg@k (strict rule)" in printed and "valid pairs" in printed and "RM accuracy" in printed
+    assert "plugs in with --rm" not in printed  # the note on the demo's own MiniLM RM: not when an RM is given
     assert 0 <= summary["before"]["avg@k_strict"] <= 1 and 0 <= summary["after"]["avg@k_strict"] <= 1
     assert 0 <= summary["rm_heldout_before"]["accuracy"] <= 1 and 0 <= summary["rm_heldout_after"]["accuracy"] <= 1
     assert summary["cooper"]["rule_accuracy_first"] is not None

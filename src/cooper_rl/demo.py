@@ -339,7 +339,14 @@ def run_demo(cfg: DemoConfig) -> dict:
         f"RM-fooled rate {_pct(activity['rm_fooled_rate_mean'])}\n"
         f"VerifyRM {'cached' if rm_info.get('cached') else 'trained now'} (val accuracy "
         f"{_pct(rm_info.get('best_val_accuracy'))}); warm-up {'cached' if sft_info.get('cached') else 'trained now'}\n"
-        f"figure: {figure}   logs: {rl_dir}/metrics.jsonl"
+        + (
+            ""
+            if cfg.rm
+            else "The demo's RM is MiniLM-L6 because it trains within a first run's budget; it stays near the class "
+            "prior on these rows. The project's VerifyRM (SmolLM2-135M, docs/VERIFYRM.md: ~85 min on 2 cores with "
+            "experiments/verifyrm/run_v3.sh) plugs in with --rm DIR.\n"
+        )
+        + f"figure: {figure}   logs: {rl_dir}/metrics.jsonl"
         + (f"   live curves: tensorboard --logdir {rl_dir}" if cfg.report_to == "tensorboard" else "")
         + f"\ndemo finished in {summary['total_seconds']:.0f} s; results in {out}"
     )
