@@ -207,8 +207,8 @@ class RLConfig:
     stop_on_hacking: bool = field(
         default=False,
         metadata={
-            "help": "Stop the run cleanly (checkpoint saved, RM included) at the first step the monitor flags "
-            "(single process)."
+            "help": "Stop the run cleanly (checkpoint saved, RM included) at the end of the generation batch in "
+            "which the monitor first flags (single process)."
         },
     )
     verify_timeout: float = field(
