@@ -59,7 +59,9 @@ save_problems(load_problems("experiments/verifyrm/data/svamp_heldout.jsonl").pro
 PY
 if [ ! -f $SFT/sft_summary.json ]; then
   echo "[hack] sft warm-up -> $SFT ($(date -u +%FT%TZ))"
-  $C sft --datasets builtin:train:2000:1,2 --max_steps $SFT_STEPS --output_dir $SFT --bf16_autocast auto --seed 0 > $SFT.log 2>&1
+  sresume=(); ls -d $SFT/checkpoint-* >/dev/null 2>&1 && sresume=(--resume_from_checkpoint last)   # a stopped warm-up resumes
+  $C sft --datasets builtin:train:2000:1,2 --max_steps $SFT_STEPS --output_dir $SFT --bf16_autocast auto --seed 0 \
+    --save_steps 10 "${sresume[@]}" >> $SFT.log 2>&1
 fi
 COMMON=(--config configs/rl_cpu.yaml --policy $SFT/policy --datasets builtin:train:2000:1,2 $D/svamp_rm_train.jsonl
         --max_steps $STEPS --save_steps 24 --save_total_limit 1 --eval_steps $EVAL_STEPS
