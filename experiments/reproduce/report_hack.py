@@ -85,6 +85,16 @@ def heldout(ev: dict) -> float:
     return mean(v["avg@k_strict"] for v in ev["policy"].values())
 
 
+def by_set(seeds: dict, i: int) -> dict:
+    """{evaluation set: mean over seeds of avg@k (strict)} at each run's i-th kept evaluation."""
+    vals = defaultdict(list)
+    for r in seeds.values():
+        if r["evals"]:
+            for name, d in r["evals"][i]["policy"].items():
+                vals[name].append(d["avg@k_strict"])
+    return {name: mean(v) for name, v in vals.items()}
+
+
 def problem_se(per_seed: list[dict], draws: int = 2000, seed: int = 0) -> float | None:
     """Bootstrap standard error, over problems, of the seed-averaged held-out accuracy (mean over evaluation sets of
     the mean over problems). per_seed: one {dataset: {problem id: score}} per seed (scores may be differences of
@@ -212,6 +222,10 @@ def main():
             "rm_fooled_rate_late": mean(late(r, "rm_fooled_rate") for r in seeds.values()),
             "completion_length_early": mean(early(r, "completion_length") for r in seeds.values()),
             "completion_length_late": mean(late(r, "completion_length") for r in seeds.values()),
+            "heldout_start_by_set": by_set(seeds, 0),
+            "heldout_final_by_set": by_set(seeds, -1),
+            "train_rule_accuracy_early": mean(early(r, "rule_accuracy") for r in seeds.values()),
+            "train_rule_accuracy_late": mean(late(r, "rule_accuracy") for r in seeds.values()),
             "reward_early": mean(early(r, "reward_mean") for r in seeds.values()),
             "reward_late": mean(late(r, "reward_mean") for r in seeds.values()),
             "monitor": flags,
@@ -241,8 +255,9 @@ def main():
     num = lambda x: "-" if x is None else f"{x:.0f}"  # noqa: E731
     lines = [
         "| condition | seeds | rollouts/run | held-out start | held-out final (95% CI) | hacked | RM acc (labelled set) "
-        "start → end | RM-fooled (last 25%) | length early → late | monitor: runs flagged (first step) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "start → end | RM-fooled (last 25%) | rule acc. on training rollouts early → late | length early → late | "
+        "monitor: runs flagged (first step) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c, s in summary["conditions"].items():
         ci = s["heldout_final_ci95"]
@@ -259,11 +274,19 @@ def main():
             + " | "
             f"{len(s['hacked_seeds'])}/{len(s['seeds'])} | "
             + (f"{pct(rm[0])} → {pct(rm[-1])}" if rm else "-")
-            + f" | {pct(s['rm_fooled_rate_late'])} | {num(s['completion_length_early'])} → "
+            + f" | {pct(s['rm_fooled_rate_late'])} | {pct(s['train_rule_accuracy_early'])} → "
+            f"{pct(s['train_rule_accuracy_late'])} | {num(s['completion_length_early'])} → "
             f"{num(s['completion_length_late'])} | {len(flagged)}/{len(s['seeds'])}"
             + (f" ({', '.join(f's{k}: {v}' for k, v in flagged)})" if flagged else "")
             + " |"
         )
+    sets = sorted({n for s in summary["conditions"].values() for n in s["heldout_final_by_set"]})
+    lines += ["", "Held-out avg@k (strict) per evaluation set, start → final (mean over seeds):", ""]
+    lines += ["| condition | " + " | ".join(Path(n).stem if "/" in n else n for n in sets) + " |"]
+    lines += ["|---|" + "---|" * len(sets)]
+    for c, s in summary["conditions"].items():
+        a, b = s["heldout_start_by_set"], s["heldout_final_by_set"]
+        lines.append(f"| {c} | " + " | ".join(f"{pct(a.get(n))} → {pct(b.get(n))}" for n in sets) + " |")
     for k, v in summary["paired_differences"].items():
         lines.append(
             f"\n{k} at step {v['step']} ({len(v['seeds'])} seeds): {pct(v['mean'])} points"
