@@ -21,6 +21,7 @@
 # generation batches). Before a session ends: kill -TERM the running `cooper rl` (it checkpoints and exits 143).
 #   bash experiments/reproduce/run_hack.sh
 #   RM=... STRONG_RM=... SEEDS="0 1 2" STEPS=400 [CONDITIONS="model rule"] bash experiments/reproduce/run_hack.sh
+#   REPORT_ONLY=1 bash experiments/reproduce/run_hack.sh   # no training: copy the runs' logs so far and report
 # 400 steps x 8 rollouts = 3,200 rollouts per run (the CPU preset: 2 prompts x G=4 per optimizer step).
 STEPS=${STEPS:-400}
 EVAL_STEPS=${EVAL_STEPS:-100}
@@ -81,6 +82,7 @@ flags() {  # the condition's own flags
 # the static RM first: whether (and when) it is hacked is the first thing the experiment shows
 CONDITIONS=${CONDITIONS:-model rule cooper cooper_new${STRONG_RM:+ model_strong}}
 case " $CONDITIONS " in *" model_strong "*) [ -n "$STRONG_RM" ] || { echo "model_strong needs STRONG_RM" >&2; exit 1; } ;; esac
+[ -n "${REPORT_ONLY:-}" ] && SEEDS=""   # the report of the runs as they are (finished or not)
 for S in $SEEDS; do
   for c in $CONDITIONS; do
     dir=$OUT/$c-s$S
@@ -110,7 +112,7 @@ PY
 done
 # per-run logs go with the results (run dirs hold checkpoints and are not committed)
 for d in $OUT/*-s*/; do
-  n=$(basename $d); mkdir -p $R/runs/$n
+  n=$(basename $d); rm -rf $R/runs/$n; mkdir -p $R/runs/$n   # a fresh copy: no stale evaluations of a resumed run
   cp $d/{metrics,evals,timing}.jsonl $d/rl_config.json $d/rl_summary.json $R/runs/$n/ 2>/dev/null || true
   [ -f $d/rollouts.jsonl ] && gzip -c $d/rollouts.jsonl > $R/runs/$n/rollouts.jsonl.gz
   for e in $d/eval/step-*/; do   # per-problem held-out samples: the CI over problems
