@@ -12,7 +12,7 @@
 # Prompts: built-in levels 1-2 drawn with --data_seed $DATA_SEED (the same prompts for every seed; 21 of the 2,000
 # coincide with the SFT warm-up's, drawn with seed 0) + SVAMP train 1-300.
 # Held-out evaluation every EVAL_STEPS on N_EVAL problems x EVAL_K samples of three sets never trained on: built-in
-# test levels 1-2 (the training distribution's held-out problems: the warm-started policy solves ~20 % there, so a
+# test levels 1-2 (the training distribution's held-out problems: the warm-started policy solves ~34 % there, so a
 # hack has room to show), SVAMP train 301-432 and GSM8K test (first N_EVAL; a 135M policy is near the floor on both,
 # ~2-3 % at the start), and the RM on a fixed labelled held-out set (paper Fig. 4).
 # Resumable: rerun to continue (finished runs are skipped, the others resume from their last checkpoint; cooper rl
@@ -47,6 +47,21 @@ R=${R:-experiments/reproduce/results_hack}
 SFT=${SFT:-runs/sft-builtin$SFT_STEPS}
 RM_EVAL=${RM_EVAL:-experiments/verifyrm/v3/heldout.jsonl}
 mkdir -p $OUT $R
+# per-run logs go with the results (run dirs hold checkpoints and are not committed), then the report
+report() {
+  for d in $OUT/*-s*/; do
+    [ -d "$d" ] || continue   # no runs here (a fresh clone): report the committed logs as they are
+    n=$(basename $d); rm -rf $R/runs/$n; mkdir -p $R/runs/$n   # a fresh copy: no stale evaluations of a resumed run
+    cp $d/{metrics,evals,timing}.jsonl $d/rl_config.json $d/rl_summary.json $R/runs/$n/ 2>/dev/null || true
+    [ -f $d/rollouts.jsonl ] && gzip -c $d/rollouts.jsonl > $R/runs/$n/rollouts.jsonl.gz
+    for e in $d/eval/step-*/; do   # per-problem held-out samples: the CI over problems
+      [ -f $e/samples.jsonl ] || continue
+      mkdir -p $R/runs/$n/eval/$(basename $e) && gzip -c $e/samples.jsonl > $R/runs/$n/eval/$(basename $e)/samples.jsonl.gz
+    done
+  done
+  .venv/bin/python experiments/reproduce/report_hack.py $R
+}
+[ -n "${REPORT_ONLY:-}" ] && { report; exit; }   # the runs as they are (finished or not), no training
 for m in "$RM" ${STRONG_RM:+"$STRONG_RM"}; do
   test -f "$m/cooper_rm.json" || { echo "no VerifyRM at $m (RM: experiments/reproduce/weak_rm.sh trains it, STRONG_RM: experiments/verifyrm/run_v3.sh; RM=... STRONG_RM=... to choose)" >&2; exit 1; }
 done
@@ -82,7 +97,6 @@ flags() {  # the condition's own flags
 # the static RM first: whether (and when) it is hacked is the first thing the experiment shows
 CONDITIONS=${CONDITIONS:-model rule cooper cooper_new${STRONG_RM:+ model_strong}}
 case " $CONDITIONS " in *" model_strong "*) [ -n "$STRONG_RM" ] || { echo "model_strong needs STRONG_RM" >&2; exit 1; } ;; esac
-[ -n "${REPORT_ONLY:-}" ] && SEEDS=""   # the report of the runs as they are (finished or not)
 for S in $SEEDS; do
   for c in $CONDITIONS; do
     dir=$OUT/$c-s$S
@@ -110,14 +124,4 @@ PY
     "${cmd[@]}" >> $dir.log 2>&1 || { echo "[hack] $c seed $S FAILED, see $dir.log" >&2; exit 1; }
   done
 done
-# per-run logs go with the results (run dirs hold checkpoints and are not committed)
-for d in $OUT/*-s*/; do
-  n=$(basename $d); rm -rf $R/runs/$n; mkdir -p $R/runs/$n   # a fresh copy: no stale evaluations of a resumed run
-  cp $d/{metrics,evals,timing}.jsonl $d/rl_config.json $d/rl_summary.json $R/runs/$n/ 2>/dev/null || true
-  [ -f $d/rollouts.jsonl ] && gzip -c $d/rollouts.jsonl > $R/runs/$n/rollouts.jsonl.gz
-  for e in $d/eval/step-*/; do   # per-problem held-out samples: the CI over problems
-    [ -f $e/samples.jsonl ] || continue
-    mkdir -p $R/runs/$n/eval/$(basename $e) && gzip -c $e/samples.jsonl > $R/runs/$n/eval/$(basename $e)/samples.jsonl.gz
-  done
-done
-.venv/bin/python experiments/reproduce/report_hack.py $R
+report
