@@ -22,6 +22,9 @@ Definitions (also in docs/RESULTS.md):
   RM on the labelled set  accuracy, AUROC and the share of its wrong rows scored < 0.5 (specificity: 1 - the
                      RM-fooled rate on fixed held-out data) at every evaluation (paper Fig. 4)
   monitor            flags in the metrics up to the condition's last kept evaluation step
+  early / late       training columns (reward, RM-fooled rate, rule accuracy of the rollouts, length): the first /
+                     last quarter of the reward calls up to the condition's last kept evaluation step (the same span
+                     as the held-out columns)
 """
 
 from __future__ import annotations
@@ -80,19 +83,31 @@ def load_run(d: Path) -> dict:
     return {"evals": evals, "per_problem": per_problem, "metrics": metrics, "summary": summary, "rollouts": rollouts}
 
 
+def per_set(ev: dict) -> dict:
+    """{evaluation set: avg@k (strict rule)} in one evals.jsonl record."""
+    return {name: v["avg@k_strict"] for name, v in ev["policy"].items()}
+
+
 def heldout(ev: dict) -> float:
     """Mean over evaluation sets of avg@k (strict rule) in one evals.jsonl record."""
-    return mean(v["avg@k_strict"] for v in ev["policy"].values())
+    return mean(per_set(ev).values())
 
 
 def by_set(seeds: dict, i: int) -> dict:
     """{evaluation set: mean over seeds of avg@k (strict)} at each run's i-th kept evaluation."""
     vals = defaultdict(list)
     for r in seeds.values():
-        if r["evals"]:
-            for name, d in r["evals"][i]["policy"].items():
-                vals[name].append(d["avg@k_strict"])
+        for name, acc in (per_set(r["evals"][i]) if r["evals"] else {}).items():
+            vals[name].append(acc)
     return {name: mean(v) for name, v in vals.items()}
+
+
+def quarter(metrics: list[dict], first: bool) -> dict:
+    """{metric: mean} over the first (or last) quarter of a run's reward calls (at least one call)."""
+    n = max(1, len(metrics) // 4)
+    part = metrics[:n] if first else metrics[-n:]
+    keys = {k for m in part for k, v in m.items() if isinstance(v, (int, float))}
+    return {k: mean(m.get(k) if isinstance(m.get(k), (int, float)) else None for m in part) for k in keys}
 
 
 def problem_se(per_seed: list[dict], draws: int = 2000, seed: int = 0) -> float | None:
@@ -203,8 +218,10 @@ def main():
                 "checks": {c: v for c, v in checks.items() if v},
                 "stopped_at": (r["summary"].get("monitor") or {}).get("stopped_at"),
             }
-        late = lambda r, k: mean(m.get(k) for m in r["metrics"][-max(1, len(r["metrics"]) // 4) :])  # noqa: E731
-        early = lambda r, k: mean(m.get(k) for m in r["metrics"][: max(1, len(r["metrics"]) // 4)])  # noqa: E731
+        # training columns over the same span as the held-out ones: reward calls up to the last kept evaluation
+        kept = {s_: [m for m in r["metrics"] if m["step"] <= last] for s_, r in seeds.items()}
+        early = {s_: quarter(ms, first=True) for s_, ms in kept.items()}
+        late = {s_: quarter(ms, first=False) for s_, ms in kept.items()}
         summary["conditions"][c] = {
             "seeds": sorted(seeds),
             "last_eval_step": last,
@@ -219,18 +236,18 @@ def main():
             "rm_accuracy_by_step": {k: mean(v) for k, v in sorted(rm_curve.items())},
             "rm_auroc_by_step": {k: mean(v) for k, v in sorted(rm_auroc.items())},
             "rm_specificity_by_step": {k: mean(v) for k, v in sorted(rm_spec.items())},
-            "rm_fooled_rate_late": mean(late(r, "rm_fooled_rate") for r in seeds.values()),
-            "completion_length_early": mean(early(r, "completion_length") for r in seeds.values()),
-            "completion_length_late": mean(late(r, "completion_length") for r in seeds.values()),
+            "rm_fooled_rate_late": mean(late[s_].get("rm_fooled_rate") for s_ in seeds),
+            "completion_length_early": mean(early[s_].get("completion_length") for s_ in seeds),
+            "completion_length_late": mean(late[s_].get("completion_length") for s_ in seeds),
             "heldout_start_by_set": by_set(seeds, 0),
             "heldout_final_by_set": by_set(seeds, -1),
-            "train_rule_accuracy_early": mean(early(r, "rule_accuracy") for r in seeds.values()),
-            "train_rule_accuracy_late": mean(late(r, "rule_accuracy") for r in seeds.values()),
-            "reward_early": mean(early(r, "reward_mean") for r in seeds.values()),
-            "reward_late": mean(late(r, "reward_mean") for r in seeds.values()),
+            "train_rule_accuracy_early": mean(early[s_].get("rule_accuracy") for s_ in seeds),
+            "train_rule_accuracy_late": mean(late[s_].get("rule_accuracy") for s_ in seeds),
+            "reward_early": mean(early[s_].get("reward_mean") for s_ in seeds),
+            "reward_late": mean(late[s_].get("reward_mean") for s_ in seeds),
             "monitor": flags,
             "valid_pairs_per_update": mean(
-                mean(m.get("rm/n_valid") for m in r["metrics"]) for r in seeds.values() if c.startswith("cooper")
+                mean(m.get("rm/n_valid") for m in kept[s_]) for s_ in seeds if c.startswith("cooper")
             ),
         }
     # paired differences at the final evaluation: per seed (conditions of one seed share the seed), per problem

@@ -559,9 +559,12 @@ def test_monitor_options_default_to_the_monitors_own_thresholds():
     assert own == {k: getattr(cfg, f"monitor_{k}") for k in own}
 
 
-def test_a_signal_checkpoints_at_the_end_of_the_generation_batch_and_resume_finishes(assets, tmp_path, one_thread):
-    """SIGUSR1 during step 1 of a 2-step generation batch: the run stops after step 2 with a checkpoint (policy,
-    RM state), raises TrainingInterrupted, restores the handlers; a resumed run_rl finishes the remaining steps."""
+def test_a_signal_checkpoints_at_the_end_of_the_generation_batch_and_resume_finishes(
+    assets, tmp_path, one_thread, capsys
+):
+    """SIGUSR1 during step 1 of a 2-step generation batch: the run says where it will stop, stops after step 2 with
+    a checkpoint (policy, RM state), raises TrainingInterrupted, restores the handlers; a resumed run_rl finishes
+    the remaining steps."""
     import os
     import signal
 
@@ -581,6 +584,7 @@ def test_a_signal_checkpoints_at_the_end_of_the_generation_batch_and_resume_fini
     before = signal.getsignal(signal.SIGUSR1)
     with pytest.raises(TrainingInterrupted, match="at step 2"):
         train_until_signal(trainer, None, every=2)
+    assert "next step that is a multiple of 2" in capsys.readouterr().out
     assert signal.getsignal(signal.SIGUSR1) is before
     assert sorted(p.name for p in tmp_path.glob("checkpoint-*")) == ["checkpoint-2"]
     assert (tmp_path / "checkpoint-2" / RM_DIR / RM_STATE).is_file()

@@ -425,7 +425,8 @@ class SaveOnSignal(TrainerCallback):
 
     def _request(self, signum, frame):
         self.requested = True
-        print(f"[signal] {signal.Signals(signum).name}: checkpoint at the end of this step, then stop", flush=True)
+        where = "this step" if self.every == 1 else f"the next step that is a multiple of {self.every}"
+        print(f"[signal] {signal.Signals(signum).name}: checkpoint at the end of {where}, then stop", flush=True)
 
     def on_step_end(self, args, state, control, **kwargs):
         """After a signal: save and stop at the first allowed step."""
