@@ -102,12 +102,10 @@ def by_set(seeds: dict, i: int) -> dict:
     return {name: mean(v) for name, v in vals.items()}
 
 
-def quarter(metrics: list[dict], first: bool) -> dict:
-    """{metric: mean} over the first (or last) quarter of a run's reward calls (at least one call)."""
-    n = max(1, len(metrics) // 4)
-    part = metrics[:n] if first else metrics[-n:]
-    keys = {k for m in part for k, v in m.items() if isinstance(v, (int, float))}
-    return {k: mean(m.get(k) if isinstance(m.get(k), (int, float)) else None for m in part) for k in keys}
+def quarter(runs: list[list[dict]], key: str, first: bool) -> float | None:
+    """Mean over runs of one metric's mean over the first (or last) quarter of each run's reward calls."""
+    part = lambda ms: ms[: max(1, len(ms) // 4)] if first else ms[-max(1, len(ms) // 4) :]  # noqa: E731
+    return mean(mean(m.get(key) for m in part(ms)) for ms in runs)
 
 
 def problem_se(per_seed: list[dict], draws: int = 2000, seed: int = 0) -> float | None:
@@ -219,9 +217,7 @@ def main():
                 "stopped_at": (r["summary"].get("monitor") or {}).get("stopped_at"),
             }
         # training columns over the same span as the held-out ones: reward calls up to the last kept evaluation
-        kept = {s_: [m for m in r["metrics"] if m["step"] <= last] for s_, r in seeds.items()}
-        early = {s_: quarter(ms, first=True) for s_, ms in kept.items()}
-        late = {s_: quarter(ms, first=False) for s_, ms in kept.items()}
+        kept = [[m for m in r["metrics"] if m["step"] <= last] for r in seeds.values()]
         summary["conditions"][c] = {
             "seeds": sorted(seeds),
             "last_eval_step": last,
@@ -236,18 +232,18 @@ def main():
             "rm_accuracy_by_step": {k: mean(v) for k, v in sorted(rm_curve.items())},
             "rm_auroc_by_step": {k: mean(v) for k, v in sorted(rm_auroc.items())},
             "rm_specificity_by_step": {k: mean(v) for k, v in sorted(rm_spec.items())},
-            "rm_fooled_rate_late": mean(late[s_].get("rm_fooled_rate") for s_ in seeds),
-            "completion_length_early": mean(early[s_].get("completion_length") for s_ in seeds),
-            "completion_length_late": mean(late[s_].get("completion_length") for s_ in seeds),
+            "rm_fooled_rate_late": quarter(kept, "rm_fooled_rate", first=False),
+            "completion_length_early": quarter(kept, "completion_length", first=True),
+            "completion_length_late": quarter(kept, "completion_length", first=False),
             "heldout_start_by_set": by_set(seeds, 0),
             "heldout_final_by_set": by_set(seeds, -1),
-            "train_rule_accuracy_early": mean(early[s_].get("rule_accuracy") for s_ in seeds),
-            "train_rule_accuracy_late": mean(late[s_].get("rule_accuracy") for s_ in seeds),
-            "reward_early": mean(early[s_].get("reward_mean") for s_ in seeds),
-            "reward_late": mean(late[s_].get("reward_mean") for s_ in seeds),
+            "train_rule_accuracy_early": quarter(kept, "rule_accuracy", first=True),
+            "train_rule_accuracy_late": quarter(kept, "rule_accuracy", first=False),
+            "reward_early": quarter(kept, "reward_mean", first=True),
+            "reward_late": quarter(kept, "reward_mean", first=False),
             "monitor": flags,
             "valid_pairs_per_update": mean(
-                mean(m.get("rm/n_valid") for m in kept[s_]) for s_ in seeds if c.startswith("cooper")
+                mean(m.get("rm/n_valid") for m in ms) for ms in kept if c.startswith("cooper")
             ),
         }
     # paired differences at the final evaluation: per seed (conditions of one seed share the seed), per problem
