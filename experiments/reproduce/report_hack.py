@@ -80,7 +80,10 @@ def load_run(d: Path) -> dict:
     summary = json.loads((d / "rl_summary.json").read_text()) if (d / "rl_summary.json").is_file() else {}
     cfg = json.loads((d / "rl_config.json").read_text()) if (d / "rl_config.json").is_file() else {}
     metrics = jsonl(d / "metrics.jsonl")
-    steps = summary.get("global_step") or (metrics[-1]["step"] if metrics else 0)
+    # a stopped run has no summary: its last reward call generated the rollouts of steps_per_generation steps
+    steps = summary.get("global_step") or (
+        metrics[-1]["step"] + cfg.get("steps_per_generation", 1) - 1 if metrics else 0
+    )
     rollouts = steps * cfg.get("prompts_per_step", 0) * cfg.get("num_generations", 0)
     return {"evals": evals, "per_problem": per_problem, "metrics": metrics, "summary": summary, "rollouts": rollouts}
 
