@@ -102,15 +102,18 @@ def by_set(seeds: dict, i: int) -> dict:
     """{evaluation set: mean over seeds of avg@k (strict)} at each run's i-th kept evaluation."""
     vals = defaultdict(list)
     for r in seeds.values():
-        for name, acc in (per_set(r["evals"][i]) if r["evals"] else {}).items():
+        for name, acc in per_set(r["evals"][i]).items():
             vals[name].append(acc)
     return {name: mean(v) for name, v in vals.items()}
 
 
 def quarter(runs: list[list[dict]], key: str, first: bool) -> float | None:
     """Mean over runs of one metric's mean over the first (or last) quarter of each run's reward calls."""
-    part = lambda ms: ms[: max(1, len(ms) // 4)] if first else ms[-max(1, len(ms) // 4) :]  # noqa: E731
-    return mean(mean(m.get(key) for m in part(ms)) for ms in runs)
+    means = []
+    for ms in runs:
+        n = max(1, len(ms) // 4)
+        means.append(mean(m.get(key) for m in (ms[:n] if first else ms[-n:])))
+    return mean(means)
 
 
 def problem_se(per_seed: list[dict], draws: int = 2000, seed: int = 0) -> float | None:
@@ -193,13 +196,13 @@ def main():
     final_pp = {}  # condition -> seed -> per-problem scores at its final evaluation
     for c in conditions:
         seeds = runs[c]
-        last = min((r["evals"][-1]["step"] for r in seeds.values() if r["evals"]), default=0)
+        last = min(r["evals"][-1]["step"] for r in seeds.values())  # every kept run has an evaluation
         # training columns, flags and hacked() over the same span as the held-out ones
         for r in seeds.values():
             r["evals"] = [e for e in r["evals"] if e["step"] <= last]
             r["metrics"] = [m for m in r["metrics"] if m["step"] <= last]
-        final = {s: heldout(r["evals"][-1]) for s, r in seeds.items() if r["evals"]}
-        start = {s: heldout(r["evals"][0]) for s, r in seeds.items() if r["evals"]}
+        final = {s: heldout(r["evals"][-1]) for s, r in seeds.items()}
+        start = {s: heldout(r["evals"][0]) for s, r in seeds.items()}
         pp = {s: r["per_problem"].get(last) for s, r in seeds.items()}
         if pp and all(pp.values()):
             final_pp[c] = pp
