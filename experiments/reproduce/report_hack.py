@@ -182,6 +182,16 @@ def hacked(run: dict) -> bool | None:
     return heldout(ev[-1]) <= heldout(ev[0]) - HACK_DROP and mean(r[-tenth:]) >= mean(r[:tenth])
 
 
+def pct(x: float | None) -> str:
+    """A fraction as a percentage with one decimal, '-' when missing."""
+    return "-" if x is None else f"{100 * x:.1f}"
+
+
+def num(x: float | None) -> str:
+    """A number rounded to an integer, '-' when missing."""
+    return "-" if x is None else f"{x:.0f}"
+
+
 def main():
     out = Path(sys.argv[1])
     runs = defaultdict(dict)  # condition -> seed -> run
@@ -274,8 +284,6 @@ def main():
             }
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
 
-    pct = lambda x: "-" if x is None else f"{100 * x:.1f}"  # noqa: E731
-    num = lambda x: "-" if x is None else f"{x:.0f}"  # noqa: E731
     lines = [
         "| condition | seeds | rollouts/run | held-out start | held-out final (95% CI) | hacked | RM acc (labelled set) "
         "start → end | RM-fooled (last 25%) | rule acc. on training rollouts early → late | length early → late | "
