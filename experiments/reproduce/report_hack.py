@@ -320,7 +320,7 @@ def main():
         lines.append(f"| {c} | " + " | ".join(f"{pct(a.get(n))} → {pct(b.get(n))}" for n in sets) + " |")
     for k, v in summary["paired_differences"].items():
         lines.append(
-            f"\n{k} at step {v['step']} ({len(v['seeds'])} seeds): {pct(v['mean'])} points"
+            f"\n{k} at step {v['step']} ({len(v['seeds'])} seed{'s' * (len(v['seeds']) > 1)}): {pct(v['mean'])} points"
             + (f" (95% CI {pct(v['ci95'][0])} to {pct(v['ci95'][1])})" if v["ci95"] else "")
         )
     (out / "table.md").write_text("\n".join(lines) + "\n")
