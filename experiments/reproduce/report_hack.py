@@ -5,7 +5,7 @@ RM-fooled rate, completion lengths, the hacking monitor's flags, and examples of
 usage: python experiments/reproduce/report_hack.py RESULTS_DIR
 reads  RESULTS_DIR/runs/<condition>-s<seed>/{evals,metrics}.jsonl, rl_summary.json, rollouts.jsonl.gz,
        eval/step-<N>/samples.jsonl.gz (per-problem held-out samples; without them the CI is over seeds only);
-       a run without an evaluation yet (just started) is left out
+       a run not evaluated after step 0 yet (just started) is left out
 writes RESULTS_DIR/summary.json, table.md, dynamics.png, examples.md
 
 Definitions (also in docs/RESULTS.md):
@@ -198,7 +198,8 @@ def main():
     for d in sorted((out / "runs").glob("*-s*")):
         m = re.fullmatch(r"(.+)-s(\d+)", d.name)
         run = load_run(d) if m else None
-        if run and run["evals"]:  # a run that has not reached its first evaluation yet has nothing to report
+        # a run not evaluated after step 0 yet (just started) has no result of training to report
+        if run and any(e["step"] > 0 for e in run["evals"]):
             runs[m.group(1)][int(m.group(2))] = run
     conditions = [c for c in ORDER if c in runs] + sorted(c for c in runs if c not in ORDER)
     # every condition cut at the last evaluation step that all of its seeds reached (same budget within a condition)
