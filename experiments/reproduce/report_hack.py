@@ -27,6 +27,12 @@ Definitions (also in docs/RESULTS.md):
   early / late       training columns (reward, RM-fooled rate, rule accuracy of the rollouts, length): the first /
                      last quarter of the reward calls up to the condition's last kept evaluation step (the same span
                      as the held-out columns; the dynamics figure and hacked() use the same span)
+  GRPO signal        what the group-normalised advantage sees, from the logged training rollouts (a group: one
+                     prompt's rollouts of one reward call), early / late as above: the within-group AUROC (over
+                     groups with rule-right and rule-wrong rollouts, the share of (right, wrong) pairs the reward
+                     ranks right first, ties half) and the share of all-wrong groups (no rollout rule-right: the
+                     rule gives them no advantage; an RM that ranks wrong answers pushes the policy toward its
+                     favourite wrong ones)
 """
 
 from __future__ import annotations
@@ -85,7 +91,15 @@ def load_run(d: Path) -> dict:
         metrics[-1]["step"] + cfg.get("steps_per_generation", 1) - 1 if metrics else 0
     )
     rollouts = steps * cfg.get("prompts_per_step", 0) * cfg.get("num_generations", 0)
-    return {"evals": evals, "per_problem": per_problem, "metrics": metrics, "summary": summary, "rollouts": rollouts}
+    logged = jsonl(d / "rollouts.jsonl.gz") or jsonl(d / "rollouts.jsonl")
+    return {
+        "evals": evals,
+        "per_problem": per_problem,
+        "metrics": metrics,
+        "summary": summary,
+        "rollouts": rollouts,
+        "logged": logged,
+    }
 
 
 def per_set(ev: dict) -> dict:
@@ -182,6 +196,28 @@ def hacked(run: dict) -> bool | None:
     return heldout(ev[-1]) <= heldout(ev[0]) - HACK_DROP and mean(r[-tenth:]) >= mean(r[:tenth])
 
 
+def group_signal(logged: list[dict], first: bool) -> tuple[float | None, float | None]:
+    """(within-group AUROC, share of all-wrong groups) over the first (or last) quarter of a run's reward calls in
+    its logged rollouts (module docstring: GRPO signal); None where there is nothing to count."""
+    steps = sorted({r["step"] for r in logged})
+    n = max(1, len(steps) // 4)
+    keep = set(steps[:n] if first else steps[-n:])
+    groups = defaultdict(list)
+    for r in logged:
+        if r["step"] in keep:
+            groups[(r["step"], r["question"])].append(r)
+    wins = pairs = all_wrong = 0
+    for g in groups.values():
+        right = [r["reward"] for r in g if r["verdict"]]
+        wrong = [r["reward"] for r in g if not r["verdict"]]
+        all_wrong += not right
+        for a in right:
+            for b in wrong:
+                pairs += 1
+                wins += (a > b) + 0.5 * (a == b)
+    return (wins / pairs if pairs else None), (all_wrong / len(groups) if groups else None)
+
+
 def pct(x: float | None) -> str:
     """A fraction as a percentage with one decimal, '-' when missing."""
     return "-" if x is None else f"{100 * x:.1f}"
@@ -190,6 +226,11 @@ def pct(x: float | None) -> str:
 def num(x: float | None) -> str:
     """A number rounded to an integer, '-' when missing."""
     return "-" if x is None else f"{x:.0f}"
+
+
+def num2(x: float | None) -> str:
+    """A number with two decimals, '-' when missing."""
+    return "-" if x is None else f"{x:.2f}"
 
 
 def main():
@@ -212,6 +253,7 @@ def main():
         for r in seeds.values():
             r["evals"] = [e for e in r["evals"] if e["step"] <= last]
             r["metrics"] = [m for m in r["metrics"] if m["step"] <= last]
+            r["logged"] = [x for x in r["logged"] if x["step"] <= last]
         final = {s: heldout(r["evals"][-1]) for s, r in seeds.items()}
         start = {s: heldout(r["evals"][0]) for s, r in seeds.items()}
         pp = {s: r["per_problem"].get(last) for s, r in seeds.items()}
@@ -262,6 +304,10 @@ def main():
             "train_rule_accuracy_late": quarter(kept, "rule_accuracy", first=False),
             "reward_early": quarter(kept, "reward_mean", first=True),
             "reward_late": quarter(kept, "reward_mean", first=False),
+            "within_group_auroc_early": mean(group_signal(r["logged"], True)[0] for r in seeds.values()),
+            "within_group_auroc_late": mean(group_signal(r["logged"], False)[0] for r in seeds.values()),
+            "all_wrong_groups_early": mean(group_signal(r["logged"], True)[1] for r in seeds.values()),
+            "all_wrong_groups_late": mean(group_signal(r["logged"], False)[1] for r in seeds.values()),
             "monitor": flags,
             "valid_pairs_per_update": mean(
                 mean(m.get("rm/n_valid") for m in ms) for ms in kept if c.startswith("cooper")
@@ -319,6 +365,19 @@ def main():
     for c, s in summary["conditions"].items():
         a, b = s["heldout_start_by_set"], s["heldout_final_by_set"]
         lines.append(f"| {c} | " + " | ".join(f"{pct(a.get(n))} → {pct(b.get(n))}" for n in sets) + " |")
+    lines += [
+        "",
+        "GRPO signal on the training rollouts, early → late (within-group AUROC of the reward against the rule; share "
+        "of groups with no rule-right rollout):",
+        "",
+        "| condition | within-group AUROC | all-wrong groups |",
+        "|---|---|---|",
+    ]
+    for c, s in summary["conditions"].items():
+        lines.append(
+            f"| {c} | {num2(s['within_group_auroc_early'])} → {num2(s['within_group_auroc_late'])} | "
+            f"{pct(s['all_wrong_groups_early'])} → {pct(s['all_wrong_groups_late'])} |"
+        )
     for k, v in summary["paired_differences"].items():
         lines.append(
             f"\n{k} at step {v['step']} ({len(v['seeds'])} seed{'s' * (len(v['seeds']) > 1)}): {pct(v['mean'])} points"
