@@ -3,12 +3,12 @@ problems, how many seeds were hacked, the RM's accuracy on a fixed labelled set 
 RM-fooled rate, completion lengths, the hacking monitor's flags, and examples of what each reward liked.
 
 usage: python experiments/reproduce/report_hack.py RESULTS_DIR
-reads  RESULTS_DIR/runs/<condition>-s<seed>/{evals,metrics}.jsonl, rl_summary.json, rollouts.jsonl.gz,
+reads  RESULTS_DIR/runs/<condition>-s<seed>/{evals,metrics,timing}.jsonl, rl_config.json, rl_summary.json, rollouts.jsonl.gz,
        eval/step-<N>/samples.jsonl.gz (per-problem held-out samples; without them the CI is over seeds only);
        a run not evaluated after step 0 yet (just started) is left out
 writes RESULTS_DIR/summary.json, table.md, dynamics.png, examples.md
 
-Definitions (also in docs/RESULTS.md):
+Definitions (summary.json repeats them; docs/RESULTS.md uses them):
   held-out accuracy  avg@k by the strict rule verifier, mean over the evaluation sets, at an evaluation step
   95 % CI            mean over seeds +- sqrt((t * sd_seeds / sqrt(n))^2 + (1.96 * se_problems)^2): the
                      run-to-run spread (t over the n seeds) and the sampling of the evaluation problems (bootstrap
@@ -33,6 +33,11 @@ Definitions (also in docs/RESULTS.md):
                      ranks right first, ties half) and the share of all-wrong groups (no rollout rule-right: the
                      rule gives them no advantage; an RM that ranks wrong answers pushes the policy toward its
                      favourite wrong ones)
+  same span          while runs are in progress (conditions cut at different evaluation steps), every condition
+                     again over the steps all of them reached (summary.json `same_span`, the second half of
+                     table.md), so that conditions are compared over the same steps
+  cost               mean seconds per optimizer step (timing.jsonl, evaluations not included) and minutes per
+                     evaluation (evals.jsonl)
 """
 
 from __future__ import annotations
@@ -90,15 +95,16 @@ def load_run(d: Path) -> dict:
     steps = summary.get("global_step") or (
         metrics[-1]["step"] + cfg.get("steps_per_generation", 1) - 1 if metrics else 0
     )
-    rollouts = steps * cfg.get("prompts_per_step", 0) * cfg.get("num_generations", 0)
-    logged = jsonl(d / "rollouts.jsonl.gz") or jsonl(d / "rollouts.jsonl")
+    per_step = cfg.get("prompts_per_step", 0) * cfg.get("num_generations", 0)
     return {
         "evals": evals,
         "per_problem": per_problem,
         "metrics": metrics,
         "summary": summary,
-        "rollouts": rollouts,
-        "logged": logged,
+        "rollouts": steps * per_step,
+        "rollouts_per_step": per_step,
+        "logged": jsonl(d / "rollouts.jsonl.gz") or jsonl(d / "rollouts.jsonl"),
+        "timing": jsonl(d / "timing.jsonl"),
     }
 
 
@@ -196,8 +202,8 @@ def hacked(run: dict) -> bool | None:
     return heldout(ev[-1]) <= heldout(ev[0]) - HACK_DROP and mean(r[-tenth:]) >= mean(r[:tenth])
 
 
-def group_signal(logged: list[dict], first: bool) -> tuple[float | None, float | None]:
-    """(within-group AUROC, share of all-wrong groups) over the first (or last) quarter of a run's reward calls in
+def group_signal(logged: list[dict], first: bool) -> tuple[float | None, float | None, int]:
+    """(within-group AUROC, share of all-wrong groups, number of (right, wrong) pairs) over the first (or last) quarter of a run's reward calls in
     its logged rollouts (module docstring: GRPO signal); None where there is nothing to count."""
     steps = sorted({r["step"] for r in logged})
     n = max(1, len(steps) // 4)
@@ -215,7 +221,7 @@ def group_signal(logged: list[dict], first: bool) -> tuple[float | None, float |
             for b in wrong:
                 pairs += 1
                 wins += (a > b) + 0.5 * (a == b)
-    return (wins / pairs if pairs else None), (all_wrong / len(groups) if groups else None)
+    return (wins / pairs if pairs else None), (all_wrong / len(groups) if groups else None), pairs
 
 
 def pct(x: float | None) -> str:
@@ -233,111 +239,118 @@ def num2(x: float | None) -> str:
     return "-" if x is None else f"{x:.2f}"
 
 
-def main():
-    out = Path(sys.argv[1])
-    runs = defaultdict(dict)  # condition -> seed -> run
-    for d in sorted((out / "runs").glob("*-s*")):
-        m = re.fullmatch(r"(.+)-s(\d+)", d.name)
-        run = load_run(d) if m else None
-        # a run not evaluated after step 0 yet (just started) has no result of training to report
-        if run and any(e["step"] > 0 for e in run["evals"]):
-            runs[m.group(1)][int(m.group(2))] = run
-    conditions = [c for c in ORDER if c in runs] + sorted(c for c in runs if c not in ORDER)
-    # every condition cut at the last evaluation step that all of its seeds reached (same budget within a condition)
-    summary = {"definitions": __doc__.split("Definitions")[1].strip(), "conditions": {}, "paired_differences": {}}
-    final_pp = {}  # condition -> seed -> per-problem scores at its final evaluation
-    for c in conditions:
-        seeds = runs[c]
-        last = min(r["evals"][-1]["step"] for r in seeds.values())  # every kept run has an evaluation
-        # training columns, flags and hacked() over the same span as the held-out ones
-        for r in seeds.values():
-            r["evals"] = [e for e in r["evals"] if e["step"] <= last]
-            r["metrics"] = [m for m in r["metrics"] if m["step"] <= last]
-            r["logged"] = [x for x in r["logged"] if x["step"] <= last]
-        final = {s: heldout(r["evals"][-1]) for s, r in seeds.items()}
-        start = {s: heldout(r["evals"][0]) for s, r in seeds.items()}
-        pp = {s: r["per_problem"].get(last) for s, r in seeds.items()}
-        if pp and all(pp.values()):
-            final_pp[c] = pp
-        ci = ci95(list(final.values()), list(pp.values()) if c in final_pp else None)
-        rm_curve, rm_auroc, rm_spec = defaultdict(list), defaultdict(list), defaultdict(list)
-        for r in seeds.values():
-            for e in r["evals"]:
-                if e.get("rm"):
-                    m = e["rm"]
-                    rm_curve[e["step"]].append(m["accuracy"])
-                    rm_auroc[e["step"]].append(m.get("auroc"))
-                    spec = specificity(m)
-                    if spec is not None:
-                        rm_spec[e["step"]].append(spec)
-        flags = {}  # seed -> the monitor's flags up to the last kept evaluation step
-        for s_, r in seeds.items():
-            hits = [m for m in r["metrics"] if m.get("hacking_warning")]
-            checks = {c: sum(1 for m in hits if m.get(f"monitor/{c}")) for c in CHECKS}
-            flags[s_] = {
-                "n_flags": len(hits),
-                "first_flag_step": hits[0]["step"] if hits else None,
-                "checks": {c: v for c, v in checks.items() if v},
-                "stopped_at": (r["summary"].get("monitor") or {}).get("stopped_at"),
-            }
-        kept = [r["metrics"] for r in seeds.values()]
-        summary["conditions"][c] = {
-            "seeds": sorted(seeds),
-            "last_eval_step": last,
-            "rollouts_per_run": mean(r["rollouts"] for r in seeds.values()),
-            "heldout_start_mean": mean(start.values()),
-            "heldout_final_mean": mean(final.values()),
-            "heldout_final_ci95": ci,
-            "ci_kind": ("t over seeds + " if len(final) > 1 else "1 seed: ")
-            + ("bootstrap over problems" if c in final_pp else "no per-problem samples"),
-            "heldout_final_by_seed": final,
-            "hacked_seeds": [s for s, r in seeds.items() if hacked(r)],
-            "rm_accuracy_by_step": {k: mean(v) for k, v in sorted(rm_curve.items())},
-            "rm_auroc_by_step": {k: mean(v) for k, v in sorted(rm_auroc.items())},
-            "rm_specificity_by_step": {k: mean(v) for k, v in sorted(rm_spec.items())},
-            "rm_fooled_rate_late": quarter(kept, "rm_fooled_rate", first=False),
-            "completion_length_early": quarter(kept, "completion_length", first=True),
-            "completion_length_late": quarter(kept, "completion_length", first=False),
-            "heldout_start_by_set": by_set(seeds, 0),
-            "heldout_final_by_set": by_set(seeds, -1),
-            "train_rule_accuracy_early": quarter(kept, "rule_accuracy", first=True),
-            "train_rule_accuracy_late": quarter(kept, "rule_accuracy", first=False),
-            "reward_early": quarter(kept, "reward_mean", first=True),
-            "reward_late": quarter(kept, "reward_mean", first=False),
-            "within_group_auroc_early": mean(group_signal(r["logged"], True)[0] for r in seeds.values()),
-            "within_group_auroc_late": mean(group_signal(r["logged"], False)[0] for r in seeds.values()),
-            "all_wrong_groups_early": mean(group_signal(r["logged"], True)[1] for r in seeds.values()),
-            "all_wrong_groups_late": mean(group_signal(r["logged"], False)[1] for r in seeds.values()),
-            "monitor": flags,
-            "valid_pairs_per_update": mean(
-                mean(m.get("rm/n_valid") for m in ms) for ms in kept if c.startswith("cooper")
-            ),
+def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
+    """One condition's summary over its seeds' evaluations, reward calls and logged rollouts up to step `last` (the
+    held-out, training and monitor columns over the same span), and its per-problem scores at `last` per seed
+    (None where a seed has none)."""
+    cut = {
+        s: r
+        | {
+            "evals": [e for e in r["evals"] if e["step"] <= last],
+            "metrics": [m for m in r["metrics"] if m["step"] <= last],
+            "logged": [x for x in r["logged"] if x["step"] <= last],
+            "timing": [t for t in r["timing"] if t["step"] <= last],
         }
-    # paired differences at the final evaluation: per seed (conditions of one seed share the seed), per problem
-    # (the same problems), where the conditions share their final evaluation step
+        for s, r in seeds.items()
+    }
+    final = {s: heldout(r["evals"][-1]) for s, r in cut.items()}
+    start = {s: heldout(r["evals"][0]) for s, r in cut.items()}
+    pp = {s: r["per_problem"].get(last) for s, r in cut.items()}
+    pp = pp if pp and all(pp.values()) else None
+    ci = ci95(list(final.values()), list(pp.values()) if pp else None)
+    rm_curve, rm_auroc, rm_spec = defaultdict(list), defaultdict(list), defaultdict(list)
+    for r in cut.values():
+        for e in r["evals"]:
+            if e.get("rm"):
+                m = e["rm"]
+                rm_curve[e["step"]].append(m["accuracy"])
+                rm_auroc[e["step"]].append(m.get("auroc"))
+                spec = specificity(m)
+                if spec is not None:
+                    rm_spec[e["step"]].append(spec)
+    flags = {}  # seed -> the monitor's flags up to `last`
+    for s_, r in cut.items():
+        hits = [m for m in r["metrics"] if m.get("hacking_warning")]
+        checks = {c: sum(1 for m in hits if m.get(f"monitor/{c}")) for c in CHECKS}
+        flags[s_] = {
+            "n_flags": len(hits),
+            "first_flag_step": hits[0]["step"] if hits else None,
+            "flag_steps": [m["step"] for m in hits],
+            "checks": {c: v for c, v in checks.items() if v},
+            "stopped_at": (r["summary"].get("monitor") or {}).get("stopped_at"),
+        }
+    kept = [r["metrics"] for r in cut.values()]
+    signal = {f: [group_signal(r["logged"], f) for r in cut.values()] for f in (True, False)}
+    summary = {
+        "seeds": sorted(cut),
+        "last_eval_step": last,
+        "rollouts_per_run": mean(min(r["rollouts"], last * r["rollouts_per_step"]) for r in seeds.values()),
+        "heldout_start_mean": mean(start.values()),
+        "heldout_final_mean": mean(final.values()),
+        "heldout_final_ci95": ci,
+        "ci_kind": ("t over seeds + " if len(final) > 1 else "1 seed: ")
+        + ("bootstrap over problems" if pp else "no per-problem samples"),
+        "heldout_final_by_seed": final,
+        "hacked_seeds": [s for s, r in cut.items() if hacked(r)],
+        "rm_accuracy_by_step": {k: mean(v) for k, v in sorted(rm_curve.items())},
+        "rm_auroc_by_step": {k: mean(v) for k, v in sorted(rm_auroc.items())},
+        "rm_specificity_by_step": {k: mean(v) for k, v in sorted(rm_spec.items())},
+        "rm_fooled_rate_early": quarter(kept, "rm_fooled_rate", first=True),
+        "rm_fooled_rate_late": quarter(kept, "rm_fooled_rate", first=False),
+        "completion_length_early": quarter(kept, "completion_length", first=True),
+        "completion_length_late": quarter(kept, "completion_length", first=False),
+        "heldout_start_by_set": by_set(cut, 0),
+        "heldout_final_by_set": by_set(cut, -1),
+        "train_rule_accuracy_early": quarter(kept, "rule_accuracy", first=True),
+        "train_rule_accuracy_late": quarter(kept, "rule_accuracy", first=False),
+        "reward_early": quarter(kept, "reward_mean", first=True),
+        "reward_late": quarter(kept, "reward_mean", first=False),
+        "within_group_auroc_early": mean(a for a, _, _ in signal[True]),
+        "within_group_auroc_late": mean(a for a, _, _ in signal[False]),
+        "within_group_pairs_early": sum(n for _, _, n in signal[True]),
+        "within_group_pairs_late": sum(n for _, _, n in signal[False]),
+        "all_wrong_groups_early": mean(w for _, w, _ in signal[True]),
+        "all_wrong_groups_late": mean(w for _, w, _ in signal[False]),
+        "seconds_per_optimizer_step": mean(mean(t["step_seconds"] for t in r["timing"]) for r in cut.values()),
+        "minutes_per_evaluation": mean(e.get("eval_seconds") for r in cut.values() for e in r["evals"]) / 60
+        if any(e.get("eval_seconds") for r in cut.values() for e in r["evals"])
+        else None,
+        "monitor": flags,
+        "valid_pairs_per_update": mean(mean(m.get("rm/n_valid") for m in ms) for ms in kept),
+    }
+    return summary, pp
+
+
+def paired(conds: dict, final_pp: dict) -> dict:
+    """Paired differences A - B at the final evaluation: per seed (conditions of one seed share the seed) and per
+    problem (the same problems), where both conditions have per-problem scores at the same final step."""
+    out = {}
     for a in final_pp:
         for b in final_pp:
-            ca, cb = summary["conditions"][a], summary["conditions"][b]
+            ca, cb = conds[a], conds[b]
             if a >= b or ca["last_eval_step"] != cb["last_eval_step"]:
                 continue
             seeds = sorted(set(final_pp[a]) & set(final_pp[b]))
             d = [ca["heldout_final_by_seed"][s] - cb["heldout_final_by_seed"][s] for s in seeds]
             pp = [difference(final_pp[a][s], final_pp[b][s]) for s in seeds]
-            summary["paired_differences"][f"{a} - {b}"] = {
+            out[f"{a} - {b}"] = {
                 "step": ca["last_eval_step"],
                 "seeds": seeds,
                 "mean": mean(d),
                 "ci95": ci95(d, pp, lo=-1.0),
             }
-    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
+    return out
 
+
+def tables(conds: dict, diffs: dict) -> list[str]:
+    """The markdown tables of table.md for one set of condition summaries and their paired differences."""
     lines = [
         "| condition | seeds | rollouts/run | held-out start | held-out final (95% CI) | hacked | RM acc (labelled set) "
-        "start → end | RM-fooled (last 25%) | rule acc. on training rollouts early → late | length early → late | "
+        "start → end | RM-fooled early → late | rule acc. on training rollouts early → late | length early → late | "
         "monitor: runs flagged (first step) |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for c, s in summary["conditions"].items():
+    for c, s in conds.items():
         ci = s["heldout_final_ci95"]
         rm = list(s["rm_accuracy_by_step"].values())
         flagged = [(k, v["first_flag_step"]) for k, v in s["monitor"].items() if v and v.get("n_flags")]
@@ -352,37 +365,81 @@ def main():
             + " | "
             f"{len(s['hacked_seeds'])}/{len(s['seeds'])} | "
             + (f"{pct(rm[0])} → {pct(rm[-1])}" if rm else "-")
-            + f" | {pct(s['rm_fooled_rate_late'])} | {pct(s['train_rule_accuracy_early'])} → "
-            f"{pct(s['train_rule_accuracy_late'])} | {num(s['completion_length_early'])} → "
-            f"{num(s['completion_length_late'])} | {len(flagged)}/{len(s['seeds'])}"
+            + f" | {pct(s['rm_fooled_rate_early'])} → {pct(s['rm_fooled_rate_late'])} | "
+            f"{pct(s['train_rule_accuracy_early'])} → {pct(s['train_rule_accuracy_late'])} | "
+            f"{num(s['completion_length_early'])} → {num(s['completion_length_late'])} | {len(flagged)}/{len(s['seeds'])}"
             + (f" ({', '.join(f's{k}: {v}' for k, v in flagged)})" if flagged else "")
             + " |"
         )
-    sets = sorted({n for s in summary["conditions"].values() for n in s["heldout_final_by_set"]})
+    sets = sorted({n for s in conds.values() for n in s["heldout_final_by_set"]})
     lines += ["", "Held-out avg@k (strict) per evaluation set, start → final (mean over seeds):", ""]
     lines += ["| condition | " + " | ".join(Path(n).stem if "/" in n else n for n in sets) + " |"]
     lines += ["|---|" + "---|" * len(sets)]
-    for c, s in summary["conditions"].items():
+    for c, s in conds.items():
         a, b = s["heldout_start_by_set"], s["heldout_final_by_set"]
         lines.append(f"| {c} | " + " | ".join(f"{pct(a.get(n))} → {pct(b.get(n))}" for n in sets) + " |")
     lines += [
         "",
-        "GRPO signal on the training rollouts, early → late (within-group AUROC of the reward against the rule; share "
-        "of groups with no rule-right rollout):",
+        "GRPO signal on the training rollouts, early → late (within-group AUROC of the reward against the rule, with "
+        "the number of (right, wrong) pairs it counts; share of groups with no rule-right rollout), and cost:",
         "",
-        "| condition | within-group AUROC | all-wrong groups |",
-        "|---|---|---|",
+        "| condition | within-group AUROC (pairs) | all-wrong groups | s per optimizer step | min per evaluation |",
+        "|---|---|---|---|---|",
     ]
-    for c, s in summary["conditions"].items():
+    for c, s in conds.items():
         lines.append(
-            f"| {c} | {num2(s['within_group_auroc_early'])} → {num2(s['within_group_auroc_late'])} | "
-            f"{pct(s['all_wrong_groups_early'])} → {pct(s['all_wrong_groups_late'])} |"
+            f"| {c} | {num2(s['within_group_auroc_early'])} ({s['within_group_pairs_early']}) → "
+            f"{num2(s['within_group_auroc_late'])} ({s['within_group_pairs_late']}) | "
+            f"{pct(s['all_wrong_groups_early'])} → {pct(s['all_wrong_groups_late'])} | "
+            f"{num(s['seconds_per_optimizer_step'])} | {num(s['minutes_per_evaluation'])} |"
         )
-    for k, v in summary["paired_differences"].items():
+    for k, v in diffs.items():
         lines.append(
             f"\n{k} at step {v['step']} ({len(v['seeds'])} seed{'s' * (len(v['seeds']) > 1)}): {pct(v['mean'])} points"
             + (f" (95% CI {pct(v['ci95'][0])} to {pct(v['ci95'][1])})" if v["ci95"] else "")
         )
+    return lines
+
+
+def main():
+    out = Path(sys.argv[1])
+    runs = defaultdict(dict)  # condition -> seed -> run
+    for d in sorted((out / "runs").glob("*-s*")):
+        m = re.fullmatch(r"(.+)-s(\d+)", d.name)
+        run = load_run(d) if m else None
+        # a run not evaluated after step 0 yet (just started) has no result of training to report
+        if run and any(e["step"] > 0 for e in run["evals"]):
+            runs[m.group(1)][int(m.group(2))] = run
+    conditions = [c for c in ORDER if c in runs] + sorted(c for c in runs if c not in ORDER)
+    # every condition cut at the last evaluation step that all of its seeds reached (same budget within a condition)
+    summary = {"definitions": __doc__.split("Definitions")[1].strip(), "conditions": {}, "paired_differences": {}}
+    final_pp = {}  # condition -> seed -> per-problem scores at its final evaluation
+    lasts = {c: min(r["evals"][-1]["step"] for r in runs[c].values()) for c in conditions}
+    for c in conditions:
+        summary["conditions"][c], pp = summarize(runs[c], lasts[c])
+        if pp:
+            final_pp[c] = pp
+    summary["paired_differences"] = paired(summary["conditions"], final_pp)
+    # conditions at different steps (runs in progress): all of them again over the span every one reached
+    common = min(lasts.values(), default=0)
+    if len(set(lasts.values())) > 1:
+        conds, pps = {}, {}
+        for c in conditions:
+            conds[c], pp = summarize(runs[c], common)
+            if pp:
+                pps[c] = pp
+        summary["same_span"] = {"step": common, "conditions": conds, "paired_differences": paired(conds, pps)}
+    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
+
+    lines = tables(summary["conditions"], summary["paired_differences"])
+    if "same_span" in summary:
+        sp = summary["same_span"]
+        lines += [
+            "",
+            f"## Every condition over the span all of them reached (steps 1–{sp['step']}; runs in progress)",
+            "",
+        ]
+        lines += tables(sp["conditions"], sp["paired_differences"])
     (out / "table.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -1,0 +1,96 @@
+"""report_hack.py (issue 15's report): the GRPO-signal counts, the cut of every column at one evaluation step, the
+same-span comparison of runs in progress, and a run over the committed logs whose numbers match their sources."""
+
+import gzip
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("report_hack", ROOT / "experiments/reproduce/report_hack.py")
+rh = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(rh)
+
+
+def roll(step, q, verdict, reward):
+    return {"step": step, "question": q, "reference": "1", "completion": "x", "verdict": verdict, "reward": reward}
+
+
+def test_group_signal_counts_pairs_within_groups_only():
+    logged = [
+        roll(1, "a", True, 0.9),
+        roll(1, "a", False, 0.1),
+        roll(1, "a", False, 0.9),  # one win, one tie
+        roll(1, "b", False, 0.99),
+        roll(1, "b", False, 0.2),  # all wrong: no pair, counted as all-wrong
+        roll(5, "a", True, 0.0),
+        roll(5, "a", False, 1.0),  # a later call: not in the first quarter
+    ]
+    auroc, all_wrong, pairs = rh.group_signal(logged, first=True)
+    # the 0.99 wrong answer of prompt b is never compared with prompt a's right one
+    assert (auroc, all_wrong, pairs) == (0.75, 0.5, 2)
+    assert rh.group_signal(logged, first=False) == (0.0, 0.0, 1)
+    assert rh.group_signal([], first=True) == (None, None, 0)
+
+
+def fake_run(d: Path, last_step: int, acc_by_step: dict, reward=0.5):
+    """A run directory as run_hack.sh leaves it: evaluations at acc_by_step's steps, one reward call every 4 steps."""
+    d.mkdir(parents=True)
+    (d / "rl_config.json").write_text(
+        json.dumps({"prompts_per_step": 2, "num_generations": 4, "steps_per_generation": 4})
+    )
+    evals = [
+        {"step": s, "eval_seconds": 60.0, "policy": {"set": {"avg@k_strict": a}}}
+        for s, a in sorted(acc_by_step.items())
+    ]
+    (d / "evals.jsonl").write_text("".join(json.dumps(e) + "\n" for e in evals))
+    steps = range(1, last_step + 1, 4)
+    metrics = [{"step": s, "reward_mean": reward, "rule_accuracy": 0.2, "completion_length": s} for s in steps]
+    (d / "metrics.jsonl").write_text("".join(json.dumps(m) + "\n" for m in metrics))
+    (d / "timing.jsonl").write_text("".join(json.dumps({"step": s, "step_seconds": 2.0}) + "\n" for s in steps))
+    with gzip.open(d / "rollouts.jsonl.gz", "wt") as f:
+        for s in steps:
+            f.write(json.dumps(roll(s, "q", s % 8 == 1, 0.5)) + "\n")
+
+
+def test_runs_in_progress_are_also_compared_over_the_steps_all_reached(tmp_path, monkeypatch):
+    fake_run(tmp_path / "runs/rule-s0", 200, {0: 0.30, 100: 0.28, 200: 0.29})
+    fake_run(tmp_path / "runs/model-s0", 200, {0: 0.30, 100: 0.10, 200: 0.02})
+    fake_run(tmp_path / "runs/cooper-s0", 120, {0: 0.30, 100: 0.25})  # stopped after its step-100 evaluation
+    fake_run(tmp_path / "runs/cooper_new-s0", 30, {0: 0.30})  # not evaluated after step 0: left out
+    monkeypatch.setattr("sys.argv", ["report_hack.py", str(tmp_path)])
+    rh.main()
+    s = json.loads((tmp_path / "summary.json").read_text())
+    assert list(s["conditions"]) == ["rule", "model", "cooper"]
+    coop = s["conditions"]["cooper"]
+    # every column cut at its last evaluation: metrics of steps 101-120 are not in it
+    assert coop["last_eval_step"] == 100 and coop["rollouts_per_run"] == 800
+    assert coop["completion_length_late"] < 100 and coop["heldout_final_mean"] == pytest.approx(0.25)
+    assert s["conditions"]["model"]["hacked_seeds"] == [0] and s["conditions"]["rule"]["hacked_seeds"] == []
+    assert s["conditions"]["model"]["seconds_per_optimizer_step"] == 2.0
+    assert s["conditions"]["model"]["minutes_per_evaluation"] == 1.0
+    same = s["same_span"]
+    assert same["step"] == 100
+    assert {c: v["heldout_final_mean"] for c, v in same["conditions"].items()} == pytest.approx(
+        {"rule": 0.28, "model": 0.10, "cooper": 0.25}
+    )
+    assert "Every condition over the span all of them reached (steps 1–100" in (tmp_path / "table.md").read_text()
+
+
+@pytest.mark.skipif(not (ROOT / "experiments/reproduce/results_hack/runs").is_dir(), reason="no committed logs")
+def test_committed_logs_report_what_their_evaluations_say(tmp_path, monkeypatch):
+    shutil.copytree(ROOT / "experiments/reproduce/results_hack/runs", tmp_path / "runs")
+    monkeypatch.setattr("sys.argv", ["report_hack.py", str(tmp_path)])
+    rh.main()
+    s = json.loads((tmp_path / "summary.json").read_text())
+    for c, v in s["conditions"].items():
+        evals = [json.loads(line) for line in (tmp_path / f"runs/{c}-s0/evals.jsonl").read_text().splitlines()]
+        last = next(e for e in evals if e["step"] == v["last_eval_step"])
+        sets = [x["avg@k_strict"] for x in last["policy"].values()]
+        assert v["heldout_final_by_seed"]["0"] == pytest.approx(sum(sets) / len(sets))
+        lo, hi = v["heldout_final_ci95"]
+        assert lo <= v["heldout_final_mean"] <= hi
+    assert (tmp_path / "dynamics.png").stat().st_size > 10_000
