@@ -4,6 +4,7 @@ RM-fooled rate, completion lengths, the hacking monitor's flags, and examples of
 
 usage: python experiments/reproduce/report_hack.py RESULTS_DIR
 reads  RESULTS_DIR/runs/<condition>-s<seed>/{evals,metrics,timing}.jsonl, rl_config.json, rl_summary.json, rollouts.jsonl.gz,
+       trainer_log.jsonl.gz (TRL's log history from the run's latest checkpoint: entropy per optimizer step),
        eval/step-<N>/samples.jsonl.gz (per-problem held-out samples; without them the CI is over seeds only);
        a run not evaluated after step 0 yet (just started) is left out
 writes RESULTS_DIR/summary.json, table.md, dynamics.png, examples.md
@@ -105,6 +106,7 @@ def load_run(d: Path) -> dict:
         "rollouts_per_step": per_step,
         "logged": jsonl(d / "rollouts.jsonl.gz") or jsonl(d / "rollouts.jsonl"),
         "timing": jsonl(d / "timing.jsonl"),
+        "trainer_log": jsonl(d / "trainer_log.jsonl.gz"),  # per optimizer step: entropy, KL, loss (TRL's logs)
     }
 
 
@@ -128,7 +130,8 @@ def by_set(seeds: dict, i: int) -> dict:
 
 
 def quarter(runs: list[list[dict]], key: str, first: bool) -> float | None:
-    """Mean over runs of one metric's mean over the first (or last) quarter of each run's reward calls."""
+    """Mean over runs of one metric's mean over the first (or last) quarter of each run's rows (reward calls; optimizer
+    steps for the trainer log)."""
     means = []
     for ms in runs:
         n = max(1, len(ms) // 4)
@@ -250,6 +253,7 @@ def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
             "metrics": [m for m in r["metrics"] if m["step"] <= last],
             "logged": [x for x in r["logged"] if x["step"] <= last],
             "timing": [t for t in r["timing"] if t["step"] <= last],
+            "trainer_log": [t for t in r["trainer_log"] if t.get("step", 0) <= last and "entropy" in t],
         }
         for s, r in seeds.items()
     }
@@ -311,6 +315,8 @@ def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
         "within_group_pairs_late": sum(n for _, _, n in signal[False]),
         "all_wrong_groups_early": mean(w for _, w, _ in signal[True]),
         "all_wrong_groups_late": mean(w for _, w, _ in signal[False]),
+        "entropy_early": quarter([r["trainer_log"] for r in cut.values() if r["trainer_log"]], "entropy", first=True),
+        "entropy_late": quarter([r["trainer_log"] for r in cut.values() if r["trainer_log"]], "entropy", first=False),
         "seconds_per_optimizer_step": mean(mean(t["step_seconds"] for t in r["timing"]) for r in cut.values()),
         "minutes_per_evaluation": mean(e.get("eval_seconds") for r in cut.values() for e in r["evals"]) / 60
         if any(e.get("eval_seconds") for r in cut.values() for e in r["evals"])
@@ -381,16 +387,18 @@ def tables(conds: dict, diffs: dict) -> list[str]:
     lines += [
         "",
         "GRPO signal on the training rollouts, early → late (within-group AUROC of the reward against the rule, with "
-        "the number of (right, wrong) pairs it counts; share of groups with no rule-right rollout), and cost:",
+        "the number of (right, wrong) pairs it counts; share of groups with no rule-right rollout), the policy's mean token entropy (TRL's log per optimizer step), and cost:",
         "",
-        "| condition | within-group AUROC (pairs) | all-wrong groups | s per optimizer step | min per evaluation |",
-        "|---|---|---|---|---|",
+        "| condition | within-group AUROC (pairs) | all-wrong groups | policy entropy | s per optimizer step "
+        "| min per evaluation |",
+        "|---|---|---|---|---|---|",
     ]
     for c, s in conds.items():
         lines.append(
             f"| {c} | {num2(s['within_group_auroc_early'])} ({s['within_group_pairs_early']}) → "
             f"{num2(s['within_group_auroc_late'])} ({s['within_group_pairs_late']}) | "
             f"{pct(s['all_wrong_groups_early'])} → {pct(s['all_wrong_groups_late'])} | "
+            f"{num2(s['entropy_early'])} → {num2(s['entropy_late'])} | "
             f"{num(s['seconds_per_optimizer_step'])} | {num(s['minutes_per_evaluation'])} |"
         )
     for k, v in diffs.items():
@@ -430,6 +438,11 @@ def main():
                 pps[c] = pp
         summary["same_span"] = {"step": common, "conditions": conds, "paired_differences": paired(conds, pps)}
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
+    # the examples and the figure over the same span as the summary: each condition up to its last kept evaluation
+    for c in conditions:
+        for r in runs[c].values():
+            for key in ("evals", "metrics", "logged"):
+                r[key] = [x for x in r[key] if x["step"] <= lasts[c]]
 
     lines = tables(summary["conditions"], summary["paired_differences"])
     if "same_span" in summary:
@@ -446,8 +459,7 @@ def main():
     # examples: per condition (seed 0 or the first), the rule-wrong rollouts of the last 10 % of steps it rewarded most
     ex = ["# What each reward liked at the end (rule-wrong rollouts with the highest reward; seed 0)\n"]
     for c in conditions:
-        d = out / "runs" / f"{c}-s{min(runs[c])}"
-        rows = jsonl(d / "rollouts.jsonl.gz") or jsonl(d / "rollouts.jsonl")
+        rows = runs[c][min(runs[c])]["logged"]
         if not rows:
             continue
         last_step = max(r["step"] for r in rows)

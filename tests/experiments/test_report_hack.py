@@ -78,6 +78,10 @@ def test_runs_in_progress_are_also_compared_over_the_steps_all_reached(tmp_path,
         {"rule": 0.28, "model": 0.10, "cooper": 0.25}
     )
     assert "Every condition over the span all of them reached (steps 1–100" in (tmp_path / "table.md").read_text()
+    # what each reward liked: from the same span (the stopped run's rollouts after its last evaluation left out)
+    cooper_examples = (tmp_path / "examples.md").read_text().split("## cooper")[1]
+    steps = [int(line.split(",")[0].removeprefix("- step ")) for line in cooper_examples.strip().splitlines()]
+    assert steps and max(steps) <= 100
 
 
 @pytest.mark.skipif(not (ROOT / "experiments/reproduce/results_hack/runs").is_dir(), reason="no committed logs")
