@@ -34,6 +34,9 @@ Definitions (summary.json repeats them; docs/RESULTS.md uses them):
                      ranks right first, ties half) and the share of all-wrong groups (no rollout rule-right: the
                      rule gives them no advantage; an RM that ranks wrong answers pushes the policy toward its
                      favourite wrong ones)
+  prefix answers     rule-wrong rollouts whose final answer (strict extraction) is a proper prefix of the
+                     reference (9 for 90, 1 for 1929): their share early / late and their mean reward late
+                     against the other rule-wrong rollouts' (the exploit found in cooper seed 0)
   same span          while runs are in progress (conditions cut at different evaluation steps), every condition
                      again over the steps all of them reached (summary.json `same_span`, the second half of
                      table.md), so that conditions are compared over the same steps
@@ -51,6 +54,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from cooper_rl import verify
 from cooper_rl.cooper.monitor import CHECKS
 
 ORDER = ["rule", "model", "model_strong", "cooper", "cooper_new"]
@@ -227,6 +231,23 @@ def group_signal(logged: list[dict], first: bool) -> tuple[float | None, float |
     return (wins / pairs if pairs else None), (all_wrong / len(groups) if groups else None), pairs
 
 
+def prefix_answers(logged: list[dict], first: bool) -> tuple[float | None, float | None, float | None]:
+    """(share of rule-wrong rollouts whose final answer is a proper prefix of the reference, e.g. 9 for 90, their mean
+    reward, the other rule-wrong rollouts' mean reward) over the first (or last) quarter of the logged reward calls:
+    the exploit the co-optimized RM of cooper seed 0 let through (docs/RESULTS.md)."""
+    steps = sorted({r["step"] for r in logged})
+    n = max(1, len(steps) // 4)
+    keep = set(steps[:n] if first else steps[-n:])
+    prefix, other = [], []
+    for r in logged:
+        if r["step"] in keep and not r["verdict"]:
+            answer = (verify.extract_answer(r["completion"], "strict") or "").replace(",", "")
+            ref = str(r["reference"]).replace(",", "")
+            (prefix if answer and answer != ref and ref.startswith(answer) else other).append(r["reward"])
+    total = len(prefix) + len(other)
+    return (len(prefix) / total if total else None), mean(prefix), mean(other)
+
+
 def pct(x: float | None) -> str:
     """A fraction as a percentage with one decimal, '-' when missing."""
     return "-" if x is None else f"{100 * x:.1f}"
@@ -315,6 +336,10 @@ def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
         "within_group_pairs_late": sum(n for _, _, n in signal[False]),
         "all_wrong_groups_early": mean(w for _, w, _ in signal[True]),
         "all_wrong_groups_late": mean(w for _, w, _ in signal[False]),
+        "prefix_answers_early": mean(prefix_answers(r["logged"], True)[0] for r in cut.values()),
+        "prefix_answers_late": mean(prefix_answers(r["logged"], False)[0] for r in cut.values()),
+        "prefix_answers_reward_late": mean(prefix_answers(r["logged"], False)[1] for r in cut.values()),
+        "other_wrong_reward_late": mean(prefix_answers(r["logged"], False)[2] for r in cut.values()),
         "entropy_early": quarter([r["trainer_log"] for r in cut.values() if r["trainer_log"]], "entropy", first=True),
         "entropy_late": quarter([r["trainer_log"] for r in cut.values() if r["trainer_log"]], "entropy", first=False),
         "seconds_per_optimizer_step": mean(mean(t["step_seconds"] for t in r["timing"]) for r in cut.values()),
@@ -387,17 +412,19 @@ def tables(conds: dict, diffs: dict) -> list[str]:
     lines += [
         "",
         "GRPO signal on the training rollouts, early → late (within-group AUROC of the reward against the rule, with "
-        "the number of (right, wrong) pairs it counts; share of groups with no rule-right rollout), the policy's mean token entropy (TRL's log per optimizer step), and cost:",
+        "the number of (right, wrong) pairs it counts; share of groups with no rule-right rollout; share of rule-wrong rollouts whose answer is a proper prefix of the reference, e.g. 9 for 90, with the late mean reward of those vs the other rule-wrong ones), the policy's mean token entropy (TRL's log per optimizer step), and cost:",
         "",
-        "| condition | within-group AUROC (pairs) | all-wrong groups | policy entropy | s per optimizer step "
-        "| min per evaluation |",
-        "|---|---|---|---|---|---|",
+        "| condition | within-group AUROC (pairs) | all-wrong groups | prefix answers (reward late vs other wrong) "
+        "| policy entropy | s per optimizer step | min per evaluation |",
+        "|---|---|---|---|---|---|---|",
     ]
     for c, s in conds.items():
         lines.append(
             f"| {c} | {num2(s['within_group_auroc_early'])} ({s['within_group_pairs_early']}) → "
             f"{num2(s['within_group_auroc_late'])} ({s['within_group_pairs_late']}) | "
             f"{pct(s['all_wrong_groups_early'])} → {pct(s['all_wrong_groups_late'])} | "
+            f"{pct(s['prefix_answers_early'])} → {pct(s['prefix_answers_late'])} "
+            f"({num2(s['prefix_answers_reward_late'])} vs {num2(s['other_wrong_reward_late'])}) | "
             f"{num2(s['entropy_early'])} → {num2(s['entropy_late'])} | "
             f"{num(s['seconds_per_optimizer_step'])} | {num(s['minutes_per_evaluation'])} |"
         )

@@ -98,3 +98,19 @@ def test_committed_logs_report_what_their_evaluations_say(tmp_path, monkeypatch)
         lo, hi = v["heldout_final_ci95"]
         assert lo <= v["heldout_final_mean"] <= hi
     assert (tmp_path / "dynamics.png").stat().st_size > 10_000
+
+
+def test_prefix_answers_are_proper_prefixes_of_the_reference():
+    def wrong(answer, reference, reward):
+        return {
+            "step": 1,
+            "question": "q",
+            "reference": reference,
+            "completion": f"The answer is $\\boxed{{{answer}}}$.",
+            "verdict": False,
+            "reward": reward,
+        }
+
+    logged = [wrong("9", "90", 1.0), wrong("1", "1,929", 0.8), wrong("91", "90", 0.2), wrong("8", "90", 0.0)]
+    share, prefix_reward, other_reward = rh.prefix_answers(logged, first=True)
+    assert share == 0.5 and prefix_reward == pytest.approx(0.9) and other_reward == pytest.approx(0.1)
