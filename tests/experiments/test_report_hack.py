@@ -70,6 +70,7 @@ def test_runs_in_progress_are_also_compared_over_the_steps_all_reached(tmp_path,
     assert coop["last_eval_step"] == 100 and coop["rollouts_per_run"] == 800
     assert coop["completion_length_late"] < 100 and coop["heldout_final_mean"] == pytest.approx(0.25)
     assert s["conditions"]["model"]["hacked_seeds"] == [0] and s["conditions"]["rule"]["hacked_seeds"] == []
+    assert s["conditions"]["model"]["collapsed_seeds"] == [0] and s["conditions"]["rule"]["collapsed_seeds"] == []
     assert s["conditions"]["model"]["seconds_per_optimizer_step"] == 2.0
     assert s["conditions"]["model"]["minutes_per_evaluation"] == 1.0
     same = s["same_span"]
