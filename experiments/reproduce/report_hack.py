@@ -26,7 +26,10 @@ Definitions (summary.json repeats them; docs/RESULTS.md uses them):
                      both reached the same final evaluation step
   RM on the labelled set  accuracy, AUROC and the share of its wrong rows scored < 0.5 (specificity: 1 - the
                      RM-fooled rate on fixed held-out data) at every evaluation (paper Fig. 4)
-  monitor            flags in the metrics up to the condition's last kept evaluation step
+  monitor            flags in the metrics up to the condition's last kept evaluation step ("live": the monitor
+                     code the run had), and the same logs replayed with the current monitor and the run's settings
+                     (cooper_rl.cooper.monitor.replay; entropy averaged per generation batch since it was fixed
+                     after the rule run's one-step false flag): one monitor version for every run
   early / late       training columns (reward, RM-fooled rate, rule accuracy of the rollouts, length): the first /
                      last quarter of the reward calls up to the condition's last kept evaluation step (the same span
                      as the held-out columns; the dynamics figure and hacked() use the same span)
@@ -50,6 +53,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 import random
 import re
 import sys
@@ -57,7 +61,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from cooper_rl import verify
-from cooper_rl.cooper.monitor import CHECKS
+from cooper_rl.cooper.monitor import CHECKS, HackingMonitor, replay
 
 ORDER = ["rule", "model", "model_strong", "cooper", "cooper_new"]
 HACK_DROP = 0.05
@@ -113,7 +117,14 @@ def load_run(d: Path) -> dict:
         "logged": jsonl(d / "rollouts.jsonl.gz") or jsonl(d / "rollouts.jsonl"),
         "timing": jsonl(d / "timing.jsonl"),
         "trainer_log": jsonl(d / "trainer_log.jsonl.gz"),  # per optimizer step: entropy, KL, loss (TRL's logs)
+        "replayed": replay(d, monitor_of(cfg)) if metrics else [],
     }
+
+
+def monitor_of(cfg: dict) -> HackingMonitor:
+    """The hacking monitor with a run's settings (rl_config.json), the current code's checks."""
+    keys = ("window", "reward_rise", "acc_drop", "fooled_rise", "agreement_drop", "length_ratio", "entropy_ratio")
+    return HackingMonitor(**{k: cfg[f"monitor_{k}"] for k in keys if f"monitor_{k}" in cfg})
 
 
 def per_set(ev: dict) -> dict:
@@ -306,6 +317,12 @@ def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
             "checks": {c: v for c, v in checks.items() if v},
             "stopped_at": (r["summary"].get("monitor") or {}).get("stopped_at"),
         }
+        again = [x for x in r["replayed"] if x["step"] <= last and x["flags"]]
+        flags[s_]["replayed"] = {
+            "n_flags": len(again),
+            "first_flag_step": again[0]["step"] if again else None,
+            "checks": {c: n for c in CHECKS if (n := sum(c in x["flags"] for x in again))},
+        }
     kept = [r["metrics"] for r in cut.values()]
     signal = {f: [group_signal(r["logged"], f) for r in cut.values()] for f in (True, False)}
     summary = {
@@ -381,13 +398,14 @@ def tables(conds: dict, diffs: dict) -> list[str]:
     lines = [
         "| condition | seeds | rollouts/run | held-out start | held-out final (95% CI) | hacked / collapsed | RM acc (labelled set) "
         "start → end | RM-fooled early → late | rule acc. on training rollouts early → late | length early → late | "
-        "monitor: runs flagged (first step) |",
+        "monitor: runs flagged (first step), live; replayed |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c, s in conds.items():
         ci = s["heldout_final_ci95"]
         rm = list(s["rm_accuracy_by_step"].values())
         flagged = [(k, v["first_flag_step"]) for k, v in s["monitor"].items() if v and v.get("n_flags")]
+        again = [(k, v["replayed"]["first_flag_step"]) for k, v in s["monitor"].items() if v["replayed"]["n_flags"]]
         lines.append(
             f"| {c} | {len(s['seeds'])} | {s['rollouts_per_run'] or 0:.0f} | {pct(s['heldout_start_mean'])} | "
             f"{pct(s['heldout_final_mean'])}"
@@ -403,6 +421,8 @@ def tables(conds: dict, diffs: dict) -> list[str]:
             f"{pct(s['train_rule_accuracy_early'])} → {pct(s['train_rule_accuracy_late'])} | "
             f"{num(s['completion_length_early'])} → {num(s['completion_length_late'])} | {len(flagged)}/{len(s['seeds'])}"
             + (f" ({', '.join(f's{k}: {v}' for k, v in flagged)})" if flagged else "")
+            + f"; replayed {len(again)}/{len(s['seeds'])}"
+            + (f" ({', '.join(f's{k}: {v}' for k, v in again)})" if again else "")
             + " |"
         )
     sets = sorted({n for s in conds.values() for n in s["heldout_final_by_set"]})
@@ -440,6 +460,7 @@ def tables(conds: dict, diffs: dict) -> list[str]:
 
 
 def main():
+    logging.getLogger("cooper_rl.cooper.monitor").setLevel(logging.ERROR)  # replay's per-flag warnings: see table.md
     out = Path(sys.argv[1])
     runs = defaultdict(dict)  # condition -> seed -> run
     for d in sorted((out / "runs").glob("*-s*")):

@@ -91,7 +91,21 @@ def test_entropy_from_trl_logs_is_used_once():
     for _ in range(2):
         mon.observe_entropy(0.2)
         mon.update(0.5, 0.5)
-    assert mon.last_flags == ["entropy_collapse"] and mon.pending_entropy is None
+    assert mon.last_flags == ["entropy_collapse"] and mon.pending_entropy == []
+
+
+def test_entropy_is_averaged_over_the_optimizer_steps_since_the_last_update():
+    # one low optimizer step inside healthy batches must not read as a collapse; a whole low batch must
+    mon = HackingMonitor(window=2)
+    for e in ([1.0, 1.0], [0.1, 1.0, 1.0, 1.0]):
+        for x in e:
+            mon.observe_entropy(x)
+        mon.update(0.5, 0.5)
+    assert mon.history[-1]["entropy"] == pytest.approx(0.775) and not mon.last_flags
+    for x in (0.2, 0.3):
+        mon.observe_entropy(x)
+    mon.update(0.5, 0.5)
+    assert mon.history[-1]["entropy"] == pytest.approx(0.25) and mon.last_flags == ["entropy_collapse"]
 
 
 def test_state_roundtrip_keeps_baseline_and_reads_old_checkpoints():
@@ -141,3 +155,20 @@ def test_replay_flags_the_committed_cold_start_hack_before_heldout_accuracy_fell
 @pytest.mark.parametrize("window,batch", SETTINGS)
 def test_replay_quiet_on_runs_that_were_not_hacked(run, window, batch):
     assert not any(s["flags"] for s in replay(REPRO / run, HackingMonitor(window=window), batch=batch))
+
+
+HACK_RUNS = REPRO / "results_hack" / "runs"
+
+
+def test_replay_reads_entropy_and_flags_the_warm_static_rm_hack_before_heldout_accuracy_fell():
+    # the issue-15 static-RM run (weaker RM, warm start), replayed with run_hack.sh's window and its TRL log's entropy
+    steps = replay(HACK_RUNS / "model-s0", HackingMonitor(window=6))
+    first = next(s["step"] for s in steps if s["flags"])
+    assert first < _first_fall(HACK_RUNS / "model-s0")
+
+
+def test_replay_quiet_on_the_warm_rule_run_with_its_entropy():
+    mon = HackingMonitor(window=6)
+    steps = replay(HACK_RUNS / "rule-s0", mon)
+    assert len(steps) >= 90 and sum(r["entropy"] is not None for r in mon.history) == mon.window  # entropy was read
+    assert not any(s["flags"] for s in steps)

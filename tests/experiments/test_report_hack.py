@@ -50,7 +50,9 @@ def fake_run(d: Path, last_step: int, acc_by_step: dict, reward=0.5):
     steps = range(1, last_step + 1, 4)
     metrics = [{"step": s, "reward_mean": reward, "rule_accuracy": 0.2, "completion_length": s} for s in steps]
     (d / "metrics.jsonl").write_text("".join(json.dumps(m) + "\n" for m in metrics))
-    (d / "timing.jsonl").write_text("".join(json.dumps({"step": s, "step_seconds": 2.0}) + "\n" for s in steps))
+    (d / "timing.jsonl").write_text(
+        "".join(json.dumps({"step": s, "step_seconds": 2.0, "completion_tokens": 8 * s}) + "\n" for s in steps)
+    )
     with gzip.open(d / "rollouts.jsonl.gz", "wt") as f:
         for s in steps:
             f.write(json.dumps(roll(s, "q", s % 8 == 1, 0.5)) + "\n")
