@@ -25,7 +25,7 @@ held-out accuracy had fallen by the evaluation at step 25) and none of the rule,
 as 4 steps per reward call (``batch=4``, as with --steps_per_generation 4) with a window of 6 calls, at step 21 and
 again none of the others. Those runs logged no entropy; the entropy check was set on the issue-15 runs
 (experiments/reproduce/results_hack, whose TRL logs are committed): `replay` reads their entropy and flags the
-static-RM hack before its held-out accuracy fell, and not the rule run (its lowest late/baseline entropy: 0.56).
+static-RM hack before its held-out accuracy fell, and not the rule run (tests/cooper/test_monitor.py).
 """
 
 from __future__ import annotations
