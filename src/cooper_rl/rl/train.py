@@ -202,7 +202,10 @@ class RLConfig:
     )
     monitor_entropy_ratio: float = field(
         default=0.5,
-        metadata={"help": "Hacking monitor: flag when the policy's token entropy falls to this fraction of its start."},
+        metadata={
+            "help": "Hacking monitor: flag when the policy's token entropy (TRL's, averaged over the optimizer steps "
+            "since the last reward call) falls to this fraction of its start."
+        },
     )
     stop_on_hacking: bool = field(
         default=False,
