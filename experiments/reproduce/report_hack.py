@@ -29,7 +29,8 @@ Definitions (summary.json repeats them; docs/RESULTS.md uses them):
   monitor            flags in the metrics up to the condition's last kept evaluation step ("live": the monitor
                      code the run had), and the same logs replayed with the current monitor and the run's settings
                      (cooper_rl.cooper.monitor.replay; entropy averaged per generation batch since it was fixed
-                     after the rule run's one-step false flag): one monitor version for every run
+                     after the rule run's one-step false flag): one monitor version for every run (dynamics.png marks
+                     the first replayed flag)
   early / late       training columns (reward, RM-fooled rate, rule accuracy of the rollouts, length): the first /
                      last quarter of the reward calls up to the condition's last kept evaluation step (the same span
                      as the held-out columns; the dynamics figure and hacked() use the same span)
@@ -551,7 +552,8 @@ def main():
                     xs = [pts[k][0] for k in range(w - 1, len(pts))]
                     ys = [mean(p[1] for p in pts[k - w + 1 : k + 1]) for k in range(w - 1, len(pts))]
                     ax.plot(xs, ys, color=color, alpha=0.7, label=label)
-            flags = [m["step"] for m in r["metrics"] if m.get("hacking_warning")]
+            end = r["metrics"][-1]["step"] if r["metrics"] else 0  # the figure's cut
+            flags = [x["step"] for x in r["replayed"] if x["flags"] and x["step"] <= end]  # current monitor (table.md)
             if flags:
                 axes[0, 1].scatter(flags[:1], [0.0], marker="x", color=color)
     for ax, title, _ in panels:
@@ -559,7 +561,7 @@ def main():
         ax.set_xlabel("optimizer step")
         ax.grid(alpha=0.3)
     axes[0, 0].legend(fontsize=8)
-    fig.suptitle("rule vs static RM vs Cooper (each line one seed; x = first hacking-monitor flag)")
+    fig.suptitle("rule vs static RM vs Cooper (each line one seed; x = first flag of the hacking monitor, replayed)")
     fig.tight_layout()
     fig.savefig(out / "dynamics.png", dpi=120)
 
