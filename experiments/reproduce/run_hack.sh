@@ -54,7 +54,7 @@ report() {
     n=$(basename $d); rm -rf $R/runs/$n; mkdir -p $R/runs/$n   # a fresh copy: no stale evaluations of a resumed run
     cp $d/{metrics,evals,timing}.jsonl $d/rl_config.json $d/rl_summary.json $R/runs/$n/ 2>/dev/null || true
     [ -f $d/rollouts.jsonl ] && gzip -c $d/rollouts.jsonl > $R/runs/$n/rollouts.jsonl.gz
-    ck=$(ls -d $d/checkpoint-* 2>/dev/null | sort -V | tail -1)   # its trainer log: entropy, KL, loss per step
+    ck=$(ls -d $d/checkpoint-* 2>/dev/null | sort -V | tail -1 || true)   # its trainer log: entropy, KL, loss per step
     [ -n "$ck" ] && .venv/bin/python -c 'import json, sys; [print(json.dumps(r)) for r in json.load(open(sys.argv[1]))["log_history"]]' \
       $ck/trainer_state.json | gzip -c > $R/runs/$n/trainer_log.jsonl.gz
     for e in $d/eval/step-*/; do   # per-problem held-out samples: the CI over problems
