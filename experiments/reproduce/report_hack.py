@@ -326,6 +326,7 @@ def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
         }
     kept = [r["metrics"] for r in cut.values()]
     signal = {f: [group_signal(r["logged"], f) for r in cut.values()] for f in (True, False)}
+    prefix = {f: [prefix_answers(r["logged"], f) for r in cut.values()] for f in (True, False)}
     summary = {
         "seeds": sorted(cut),
         "last_eval_step": last,
@@ -357,10 +358,10 @@ def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
         "within_group_pairs_late": sum(n for _, _, n in signal[False]),
         "all_wrong_groups_early": mean(w for _, w, _ in signal[True]),
         "all_wrong_groups_late": mean(w for _, w, _ in signal[False]),
-        "prefix_answers_early": mean(prefix_answers(r["logged"], True)[0] for r in cut.values()),
-        "prefix_answers_late": mean(prefix_answers(r["logged"], False)[0] for r in cut.values()),
-        "prefix_answers_reward_late": mean(prefix_answers(r["logged"], False)[1] for r in cut.values()),
-        "other_wrong_reward_late": mean(prefix_answers(r["logged"], False)[2] for r in cut.values()),
+        "prefix_answers_early": mean(x for x, _, _ in prefix[True]),
+        "prefix_answers_late": mean(x for x, _, _ in prefix[False]),
+        "prefix_answers_reward_late": mean(x for _, x, _ in prefix[False]),
+        "other_wrong_reward_late": mean(x for _, _, x in prefix[False]),
         "entropy_early": quarter([r["trainer_log"] for r in cut.values() if r["trainer_log"]], "entropy", first=True),
         "entropy_late": quarter([r["trainer_log"] for r in cut.values() if r["trainer_log"]], "entropy", first=False),
         "seconds_per_optimizer_step": mean(mean(t["step_seconds"] for t in r["timing"]) for r in cut.values()),
