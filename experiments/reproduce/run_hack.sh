@@ -15,9 +15,11 @@
 # test levels 1-2 (the training distribution's held-out problems: the warm-started policy solves ~34 % there, so a
 # hack has room to show), SVAMP train 301-432 and GSM8K test (first N_EVAL; a 135M policy is near the floor on both,
 # ~2-3 % at the start), and the RM on a fixed labelled held-out set (paper Fig. 4).
-# Resumable: rerun to continue (finished runs are skipped, the others resume from their last checkpoint; cooper rl
-# refuses to resume a run dir with other settings or another RM); the runs go seed-major (every condition of
-# seed 0, then seed 1, ...) so a partial experiment is still balanced. Checkpoints every 24 steps (ends of
+# Resumable: rerun to continue (finished runs are skipped, also those finished elsewhere whose logs are committed in
+# $R/runs/; the others resume from their last checkpoint; cooper rl refuses to resume a run dir with other
+# settings or another RM); the runs go seed-major (every condition of seed 0, then seed 1, ...) so a partial
+# experiment is still balanced. Run dirs (checkpoints) live on this machine only: a lost machine restarts the
+# unfinished run from step 0. Checkpoints every 24 steps (ends of
 # generation batches). Before a session ends: kill -TERM the running `cooper rl` (it checkpoints and exits 143).
 #   bash experiments/reproduce/run_hack.sh
 #   RM=... STRONG_RM=... SEEDS="0 1 2" STEPS=400 [CONDITIONS="model rule"] bash experiments/reproduce/run_hack.sh
@@ -103,10 +105,13 @@ case " $CONDITIONS " in *" model_strong "*) [ -n "$STRONG_RM" ] || { echo "model
 for S in $SEEDS; do
   for c in $CONDITIONS; do
     dir=$OUT/$c-s$S
-    done_steps=$(grep -o '"global_step": [0-9]*' $dir/rl_summary.json 2>/dev/null | grep -o '[0-9]*$' || true)
+    # finished here, or on another machine with its logs committed (run dirs are not committed: a fresh clone or a
+    # lost machine must not rerun what results_hack/runs/ already holds)
+    fin=$dir; [ -f $dir/rl_summary.json ] || fin=$R/runs/$c-s$S
+    done_steps=$(grep -o '"global_step": [0-9]*' $fin/rl_summary.json 2>/dev/null | grep -o '[0-9]*$' || true)
     read -ra own <<< "$(flags $c)"
     if [ "${done_steps:-0}" -ge "$STEPS" ]; then   # finished: only if it is this experiment's run
-      .venv/bin/python - $dir/rl_config.json $S $DATA_SEED $LR "${own[@]}" <<'PY' || exit 1
+      .venv/bin/python - $fin/rl_config.json $S $DATA_SEED $LR "${own[@]}" <<'PY' || exit 1
 import json, sys
 cfg, seed, data_seed, lr, flags = json.load(open(sys.argv[1])), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5:]
 want = {"seed": seed, "data_seed": data_seed, "learning_rate": lr, "pairs_per_prompt": 1}
