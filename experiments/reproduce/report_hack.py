@@ -118,14 +118,9 @@ def load_run(d: Path) -> dict:
         "logged": jsonl(d / "rollouts.jsonl.gz") or jsonl(d / "rollouts.jsonl"),
         "timing": jsonl(d / "timing.jsonl"),
         "trainer_log": jsonl(d / "trainer_log.jsonl.gz"),  # per optimizer step: entropy, KL, loss (TRL's logs)
-        "replayed": replay(d, monitor_of(cfg)) if metrics else [],
+        # the current monitor with the run's settings
+        "replayed": replay(d, HackingMonitor.from_config(cfg)) if metrics else [],
     }
-
-
-def monitor_of(cfg: dict) -> HackingMonitor:
-    """The hacking monitor with a run's settings (rl_config.json), the current code's checks."""
-    keys = ("window", "reward_rise", "acc_drop", "fooled_rise", "agreement_drop", "length_ratio", "entropy_ratio")
-    return HackingMonitor(**{k: cfg[f"monitor_{k}"] for k in keys if f"monitor_{k}" in cfg})
 
 
 def per_set(ev: dict) -> dict:

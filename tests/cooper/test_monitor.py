@@ -83,6 +83,18 @@ def test_baseline_checks_quiet_on_noise_and_missing_signals():
     assert mon.n_flags == 0
 
 
+def test_from_config_reads_every_threshold_of_a_run_config():
+    from cooper_rl.rl.train import RLConfig
+
+    cfg = RLConfig(monitor_window=8, monitor_fooled_rise=0.3, monitor_entropy_ratio=0.4)
+    for source in (cfg, {f"monitor_{k}": getattr(cfg, f"monitor_{k}") for k in HackingMonitor.PARAMS}):
+        m = HackingMonitor.from_config(source)
+        for k in HackingMonitor.PARAMS:  # every threshold is a run setting (a new one cannot be left out)
+            assert getattr(m, k) == getattr(cfg, f"monitor_{k}")
+    assert HackingMonitor.from_config({"monitor_window": 4}).window == 4  # an older rl_config.json: defaults
+    assert HackingMonitor.from_config({}).fooled_rise == HackingMonitor().fooled_rise
+
+
 def test_entropy_from_trl_logs_is_used_once():
     mon = HackingMonitor(window=4)
     for _ in range(2):

@@ -74,6 +74,15 @@ class HackingMonitor:
         self.first_flag_step: int | None = None
         self.pending_entropy: list[float] = []  # TRL's logs since the last update (rl/callbacks.py), averaged by it
 
+    PARAMS = ("window", "reward_rise", "acc_drop", "fooled_rise", "agreement_drop", "length_ratio", "entropy_ratio")
+
+    @classmethod
+    def from_config(cls, cfg) -> HackingMonitor:
+        """The monitor a run's settings ask for: `monitor_<parameter>` fields of an RLConfig or of the dict in a
+        run dir's rl_config.json (those it lacks keep their defaults)."""
+        get = cfg.get if isinstance(cfg, dict) else lambda k: getattr(cfg, k, None)
+        return cls(**{k: get(f"monitor_{k}") for k in cls.PARAMS if get(f"monitor_{k}") is not None})
+
     @property
     def ready(self) -> bool:
         """Whether a full window of steps has been seen, so the checks run."""

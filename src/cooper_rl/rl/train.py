@@ -414,15 +414,7 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
         "timeout": cfg.verify_timeout,
         "rollouts_path": Path(cfg.output_dir) / "rollouts.jsonl" if cfg.log_rollouts else None,
     }
-    monitor = HackingMonitor(
-        cfg.monitor_window,
-        cfg.monitor_reward_rise,
-        cfg.monitor_acc_drop,
-        fooled_rise=cfg.monitor_fooled_rise,
-        agreement_drop=cfg.monitor_agreement_drop,
-        length_ratio=cfg.monitor_length_ratio,
-        entropy_ratio=cfg.monitor_entropy_ratio,
-    )
+    monitor = HackingMonitor.from_config(cfg)
     if cfg.reward == "rule":
         return RuleReward(monitor=monitor, **common)
     if cfg.reward == "model":
