@@ -43,6 +43,8 @@ Definitions (summary.json repeats them; docs/RESULTS.md uses them):
   prefix answers     rule-wrong rollouts whose final answer (strict extraction) is a proper prefix of the
                      reference (9 for 90, 1 for 1929): their share early / late and their mean reward late
                      against the other rule-wrong rollouts' (the exploit found in cooper seed 0)
+  RM pairs per call  Cooper's RM updates, early / late as above: valid (positive, negative) pairs per reward call
+                     (metrics `rm/n_valid`) and the share of reward calls with none (no RM update that call)
   same span          while runs are in progress (conditions cut at different evaluation steps), every condition
                      again over the steps all of them reached (summary.json `same_span`, the second half of
                      table.md), so that conditions are compared over the same steps
@@ -267,6 +269,11 @@ def num(x: float | None) -> str:
     return "-" if x is None else f"{x:.0f}"
 
 
+def num1(x: float | None) -> str:
+    """A number with one decimal, '-' when missing."""
+    return "-" if x is None else f"{x:.1f}"
+
+
 def num2(x: float | None) -> str:
     """A number with two decimals, '-' when missing."""
     return "-" if x is None else f"{x:.2f}"
@@ -320,6 +327,8 @@ def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
             "checks": {c: n for c in CHECKS if (n := sum(c in x["flags"] for x in again))},
         }
     kept = [r["metrics"] for r in cut.values()]
+    rm_calls = [[{"n": m["rm/n_valid"], "none": m["rm/n_valid"] == 0} for m in ms if "rm/n_valid" in m] for ms in kept]
+    rm_calls = [x for x in rm_calls if x]  # Cooper runs only
     signal = {f: [group_signal(r["logged"], f) for r in cut.values()] for f in (True, False)}
     prefix = {f: [prefix_answers(r["logged"], f) for r in cut.values()] for f in (True, False)}
     summary = {
@@ -365,6 +374,11 @@ def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
         else None,
         "monitor": flags,
         "valid_pairs_per_update": mean(mean(m.get("rm/n_valid") for m in ms) for ms in kept),
+        # Cooper's RM updates, first and last quarter: valid pairs per reward call and the share of calls with none
+        "rm_valid_pairs_early": quarter(rm_calls, "n", first=True),
+        "rm_valid_pairs_late": quarter(rm_calls, "n", first=False),
+        "rm_calls_without_pair_early": quarter(rm_calls, "none", first=True),
+        "rm_calls_without_pair_late": quarter(rm_calls, "none", first=False),
     }
     return summary, pp
 
@@ -432,11 +446,11 @@ def tables(conds: dict, diffs: dict) -> list[str]:
     lines += [
         "",
         "GRPO signal on the training rollouts, early → late (within-group AUROC of the reward against the rule, with "
-        "the number of (right, wrong) pairs it counts; share of groups with no rule-right rollout; share of rule-wrong rollouts whose answer is a proper prefix of the reference, e.g. 9 for 90, with the late mean reward of those vs the other rule-wrong ones), the policy's mean token entropy (TRL's log per optimizer step), and cost:",
+        "the number of (right, wrong) pairs it counts; share of groups with no rule-right rollout; share of rule-wrong rollouts whose answer is a proper prefix of the reference, e.g. 9 for 90, with the late mean reward of those vs the other rule-wrong ones), Cooper's RM updates (valid pairs per reward call, with the share of calls that had none), the policy's mean token entropy (TRL's log per optimizer step), and cost:",
         "",
         "| condition | within-group AUROC (pairs) | all-wrong groups | prefix answers (reward late vs other wrong) "
-        "| policy entropy | s per optimizer step | min per evaluation |",
-        "|---|---|---|---|---|---|---|",
+        "| RM pairs per call (calls with none) | policy entropy | s per optimizer step | min per evaluation |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for c, s in conds.items():
         lines.append(
@@ -445,7 +459,13 @@ def tables(conds: dict, diffs: dict) -> list[str]:
             f"{pct(s['all_wrong_groups_early'])} → {pct(s['all_wrong_groups_late'])} | "
             f"{pct(s['prefix_answers_early'])} → {pct(s['prefix_answers_late'])} "
             f"({num2(s['prefix_answers_reward_late'])} vs {num2(s['other_wrong_reward_late'])}) | "
-            f"{num2(s['entropy_early'])} → {num2(s['entropy_late'])} | "
+            + (
+                f"{num1(s['rm_valid_pairs_early'])} ({pct(s['rm_calls_without_pair_early'])}) → "
+                f"{num1(s['rm_valid_pairs_late'])} ({pct(s['rm_calls_without_pair_late'])}) | "
+                if s["rm_valid_pairs_early"] is not None
+                else "- | "
+            )
+            + f"{num2(s['entropy_early'])} → {num2(s['entropy_late'])} | "
             f"{num(s['seconds_per_optimizer_step'])} | {num(s['minutes_per_evaluation'])} |"
         )
     for k, v in diffs.items():
