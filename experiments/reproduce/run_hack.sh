@@ -67,9 +67,17 @@ report() {
   .venv/bin/python experiments/reproduce/report_hack.py $R
 }
 [ -n "${REPORT_ONLY:-}" ] && { report; exit; }   # the runs as they are (finished or not), no training
-for m in "$RM" ${STRONG_RM:+"$STRONG_RM"}; do
-  test -f "$m/cooper_rm.json" || { echo "no VerifyRM at $m (RM: experiments/reproduce/weak_rm.sh trains it, STRONG_RM: experiments/verifyrm/run_v3.sh; RM=... STRONG_RM=... to choose)" >&2; exit 1; }
-done
+# the default RMs are rebuilt where missing (a fresh clone or a lost machine; both scripts are deterministic, seed 0,
+# and resumable): the weaker RM at once (~40 min), the strong one when model_strong first needs it (~1.5 h)
+ensure_rm() {
+  case $1 in
+    runs/verifyrm-weak) test -f $1/cooper_rm.json || bash experiments/reproduce/weak_rm.sh ;;
+    runs/verifyrm-v3/smollm2-s0) test -f $1/cooper_rm.json || BACKBONES=smollm2-135m-instruct SEEDS=0 bash experiments/verifyrm/run_v3.sh ;;
+  esac
+  test -f "$1/cooper_rm.json" || { echo "no VerifyRM at $1 (RM: experiments/reproduce/weak_rm.sh trains it, STRONG_RM: experiments/verifyrm/run_v3.sh; RM=... STRONG_RM=... to choose)" >&2; exit 1; }
+}
+ensure_rm "$RM"
+case $STRONG_RM in ""|runs/verifyrm-v3/smollm2-s0) ;; *) ensure_rm "$STRONG_RM" ;; esac   # another path: now, or fail early
 test -f "$RM_EVAL" || RM_EVAL=$D/gsm8k_heldout_rm.jsonl
 echo "[hack] RM $RM${STRONG_RM:+, strong RM $STRONG_RM}; RM evaluated on $RM_EVAL; policy $SFT/policy"
 test -f $D/svamp_heldout.jsonl || .venv/bin/python experiments/verifyrm/prepare.py "$SHARED"
@@ -125,6 +133,7 @@ if bad:
 PY
       continue
     fi
+    [ $c = model_strong ] && ensure_rm "$STRONG_RM"
     resume=(); ls -d $dir/checkpoint-* >/dev/null 2>&1 && resume=(--resume_from_checkpoint last)
     cmd=($C rl "${COMMON[@]}" "${own[@]}" --seed $S --output_dir $dir "${resume[@]}")
     echo "[hack] $c seed $S -> $dir ($(date -u +%FT%TZ))"
