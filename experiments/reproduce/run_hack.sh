@@ -42,6 +42,9 @@ DATA_SEED=${DATA_SEED:-1000}
 MONITOR_WINDOW=${MONITOR_WINDOW:-6}
 RM=${RM:-runs/verifyrm-weak}
 STRONG_RM=${STRONG_RM-runs/verifyrm-v3/smollm2-s0}   # STRONG_RM= (empty) leaves model_strong out
+# fp32 pinned, also for the warm-up and the RMs: the runs so far ran fp32 ("auto" resolves to fp32 on AVX2 CPUs); on an
+# AVX512-BF16 machine "auto" means bf16, which would change the numerics (and the rebuilt RMs) mid-experiment
+FP32="--bf16_autocast false --rollout_bf16_weights false --rm_bf16_autocast false"
 source "$(dirname "$0")/../common.sh"
 D=experiments/verifyrm/data
 OUT=${OUT:-runs/hack}
@@ -91,13 +94,13 @@ PY
 if [ ! -f $SFT/sft_summary.json ]; then
   echo "[hack] sft warm-up -> $SFT ($(date -u +%FT%TZ))"
   sresume=(); ls -d $SFT/checkpoint-* >/dev/null 2>&1 && sresume=(--resume_from_checkpoint last)   # a stopped warm-up resumes
-  $C sft --datasets builtin:train:2000:1,2 --max_steps $SFT_STEPS --output_dir $SFT --bf16_autocast auto --seed 0 \
+  $C sft --datasets builtin:train:2000:1,2 --max_steps $SFT_STEPS --output_dir $SFT --bf16_autocast false --seed 0 \
     --save_steps 10 "${sresume[@]}" >> $SFT.log 2>&1
 fi
 COMMON=(--config configs/rl_cpu.yaml --policy $SFT/policy --datasets builtin:train:2000:1,2 $D/svamp_rm_train.jsonl
         --max_steps $STEPS --save_steps 24 --save_total_limit 1 --eval_steps $EVAL_STEPS
         --eval_datasets builtin:test:$N_EVAL:1,2 $OUT/svamp_heldout.jsonl $OUT/gsm8k_test.jsonl --eval_k $EVAL_K --rm_eval_data $RM_EVAL
-        --data_seed $DATA_SEED --learning_rate $LR --monitor_window $MONITOR_WINDOW --report_to tensorboard ${EXTRA:-})
+        --data_seed $DATA_SEED --learning_rate $LR --monitor_window $MONITOR_WINDOW --report_to tensorboard $FP32 ${EXTRA:-})
 flags() {  # the condition's own flags
   case $1 in
     rule) echo "--reward rule" ;;

@@ -8,6 +8,7 @@
 #   - budget: 100 steps x 16 rows (the issue's probe budget; the strong RM trains one full epoch, ~260 steps).
 # Then both evaluations of run_v3.sh (held-out real completions, robustness suite), next to the rules, so the
 # document can say where this RM is weak.
+# fp32 (--bf16_autocast false): the RM the experiment used was trained fp32; "auto" would mean bf16 on AVX512-BF16 CPUs.
 #   bash experiments/reproduce/weak_rm.sh          (resumable; writes runs/verifyrm-weak, results_hack/weak_rm/)
 source "$(dirname "$0")/../common.sh"
 D=experiments/verifyrm/data
@@ -25,7 +26,7 @@ if [ ! -f $OUT/train_metrics.json ]; then
   resume=(); ls -d $OUT.checkpoints/checkpoint-* >/dev/null 2>&1 && resume=(--resume_from_checkpoint last)
   step "train-rm -> $OUT"
   $C train-rm --data $OUT.train.jsonl --backbone smollm2-135m-instruct --output_dir $OUT --max_steps 100 \
-    --eval_steps 50 --warmup_ratio 0.05 --bf16_autocast auto --seed 0 --learning_rate 3e-5 --max_length 320 \
+    --eval_steps 50 --warmup_ratio 0.05 --bf16_autocast false --seed 0 --learning_rate 3e-5 --max_length 320 \
     --batch_size 16 "${resume[@]}" >> $OUT.log 2>&1
 fi
 cp $OUT/train_metrics.json $R/train_weak_s0.json

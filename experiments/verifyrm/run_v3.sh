@@ -8,6 +8,7 @@
 #   robustness: every rm-data category once per GSM8K test question 101-200 (labels by construction).
 # Never trains on GSM8K test questions (rm-data --exclude drops any that appear). Resumable: rerun to continue;
 # every step skips what it already finished and training continues from its last checkpoint.
+# fp32 (--bf16_autocast false), as the documented runs were; "auto" would mean bf16 on AVX512-BF16 CPUs.
 #   bash experiments/verifyrm/run_v3.sh           [SEEDS="0 1 2"] [BACKBONES="minilm-l6 smollm2-135m-instruct"]
 source "$(dirname "$0")/../common.sh"
 D=experiments/verifyrm/data
@@ -38,7 +39,7 @@ if [ "$(lines $V/samples_train_T0.6.jsonl)" -lt $((4 * N_SAMPLE)) ] || [ "$(line
    || [ "$(lines $V/samples_heldout.jsonl)" -lt 400 ]; then   # 4 = 2 question files x 2 policies; held-out 200 x 2
   if [ ! -f $SFT/sft_summary.json ]; then
     step "sft warm-up -> $SFT"
-    $C sft --datasets builtin:train:2000:1,2 --max_steps 100 --output_dir $SFT --bf16_autocast auto --seed 0 > $SFT.log 2>&1
+    $C sft --datasets builtin:train:2000:1,2 --max_steps 100 --output_dir $SFT --bf16_autocast false --seed 0 > $SFT.log 2>&1
   fi
   # real completions of the embedded and the SFT policy, two temperatures (collect resumes a killed run)
   for T in 0.6 1.0; do
@@ -73,7 +74,7 @@ for B in $BACKBONES; do
       resume=(); ls -d $out.checkpoints/checkpoint-* >/dev/null 2>&1 && resume=(--resume_from_checkpoint last)
       step "train-rm $B seed $S -> $out"
       $C train-rm --data $RUNS/train.jsonl --backbone $B --output_dir $out --epochs ${EPOCHS:-1} --eval_steps 100 \
-        --warmup_ratio 0.05 --bf16_autocast auto --seed $S "${HP[@]}" "${resume[@]}" >> $out.log 2>&1
+        --warmup_ratio 0.05 --bf16_autocast false --seed $S "${HP[@]}" "${resume[@]}" >> $out.log 2>&1
     fi
     cp $out/train_metrics.json $R/train_${B%%-*}_s$S.json
     for E in heldout robustness; do
