@@ -19,7 +19,7 @@ for S in ${SEEDS:-0 1}; do
       smollm2-40x8) A=(--backbone smollm2-135m-instruct --max_steps 40 --batch_size 8 --learning_rate 3e-5) ;;
     esac
     $C train-rm --data $ROWS --output_dir $RUNS/${arm}_s$S "${A[@]}" --warmup_ratio 0.05 --max_length 256 \
-      --eval_steps 10 --bf16_autocast auto --seed $S > $RUNS/${arm}_s$S.log 2>&1
+      --eval_steps 10 --bf16_autocast false --seed $S > $RUNS/${arm}_s$S.log 2>&1
     .venv/bin/python - $RUNS/${arm}_s$S $R/${arm}_s$S.json <<'PY'
 import json, sys
 from cooper_rl.io import atomic_write_json

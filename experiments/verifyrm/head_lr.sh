@@ -13,7 +13,7 @@ for S in ${SEEDS:-0 1}; do
     test -f $R/train_mult${M}_s$S.json && continue
     $C train-rm --data $RUNS/rows.jsonl --backbone minilm-l6 --output_dir $RUNS/mult${M}_s$S --max_steps 100 \
       --batch_size 16 --learning_rate 5e-5 --warmup_ratio 0.05 --max_length 256 --eval_steps 25 \
-      --head_lr_multiplier $M --bf16_autocast auto --seed $S > $RUNS/mult${M}_s$S.log 2>&1
+      --head_lr_multiplier $M --bf16_autocast false --seed $S > $RUNS/mult${M}_s$S.log 2>&1
     .venv/bin/python - $RUNS/mult${M}_s$S $R/train_mult${M}_s$S.json <<'PY'
 import json, sys
 from cooper_rl.io import atomic_write_json
