@@ -18,17 +18,16 @@ import json
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from report_hack import jsonl  # noqa: E402  (a sibling script: its gz-aware, cut-tail-tolerant reader)
+
 REL = 1e-4  # float rounding differs across CPUs; a sampled token that differs moves these far more
 KEYS = ("rule_accuracy", "reward_mean", "completion_length", "rm/n_valid", "rm/rm_loss", "rm_fooled_rate")
 
 
 def rows(path: Path) -> list[dict]:
-    """The records of a .jsonl (or .jsonl.gz) file; [] when missing."""
-    for p, opener in ((path, open), (Path(f"{path}.gz"), gzip.open)):
-        if p.is_file():
-            with opener(p, "rt") as f:
-                return [json.loads(x) for x in f if x.strip()]
-    return []
+    """The records of a .jsonl file or of its .jsonl.gz (report_hack's reader); [] when missing."""
+    return jsonl(path) or jsonl(Path(f"{path}.gz"))
 
 
 def close(a, b) -> bool:

@@ -31,6 +31,7 @@ static-RM hack before its held-out accuracy fell, and not the rule run (tests/co
 from __future__ import annotations
 
 import gzip
+import inspect
 import json
 import logging
 from collections import deque
@@ -74,7 +75,7 @@ class HackingMonitor:
         self.first_flag_step: int | None = None
         self.pending_entropy: list[float] = []  # TRL's logs since the last update (rl/callbacks.py), averaged by it
 
-    PARAMS = ("window", "reward_rise", "acc_drop", "fooled_rise", "agreement_drop", "length_ratio", "entropy_ratio")
+    PARAMS = tuple(inspect.signature(__init__).parameters)[1:]  # the thresholds: every one is a run setting
 
     @classmethod
     def from_config(cls, cfg) -> HackingMonitor:
