@@ -29,7 +29,9 @@ if [ ! -f $OUT/train_metrics.json ]; then
     --eval_steps 50 --warmup_ratio 0.05 --bf16_autocast false --seed 0 --learning_rate 3e-5 --max_length 320 \
     --batch_size 16 "${resume[@]}" >> $OUT.log 2>&1
 fi
-cp $OUT/train_metrics.json $R/train_weak_s0.json
+# the record of the RM the finished runs used is kept: a rebuild's record goes beside it (*_rebuilt.json)
+rec=$R/train_weak_s0.json
+if [ -f $rec ] && ! cmp -s $OUT/train_metrics.json $rec; then cp $OUT/train_metrics.json ${rec%.json}_rebuilt.json; else cp $OUT/train_metrics.json $rec; fi
 for E in heldout robustness; do
   if [ ! -f $R/eval_${E}_weak_s0.json ]; then
     step "eval-rm on $E"

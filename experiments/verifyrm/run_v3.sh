@@ -76,7 +76,9 @@ for B in $BACKBONES; do
       $C train-rm --data $RUNS/train.jsonl --backbone $B --output_dir $out --epochs ${EPOCHS:-1} --eval_steps 100 \
         --warmup_ratio 0.05 --bf16_autocast false --seed $S "${HP[@]}" "${resume[@]}" >> $out.log 2>&1
     fi
-    cp $out/train_metrics.json $R/train_${B%%-*}_s$S.json
+    # the record of the documented RM is kept: a rebuild (a new machine) writes its record beside it (*_rebuilt.json)
+    rec=$R/train_${B%%-*}_s$S.json
+    if [ -f $rec ] && ! cmp -s $out/train_metrics.json $rec; then cp $out/train_metrics.json ${rec%.json}_rebuilt.json; else cp $out/train_metrics.json $rec; fi
     for E in heldout robustness; do
       if [ ! -f $R/eval_${E}_${B%%-*}_s$S.json ]; then
         step "eval-rm $B seed $S on $E"
