@@ -40,8 +40,10 @@ DATA_SEED=${DATA_SEED:-1000}
 # (tests/cooper/test_monitor.py): flags the cold-start collapse at step 21, before its held-out accuracy fell
 # (step 25), and none of the 5 runs that were not hacked; window 10 would flag it only at step 37
 MONITOR_WINDOW=${MONITOR_WINDOW:-6}
-RM=${RM:-runs/verifyrm-weak}
-STRONG_RM=${STRONG_RM-runs/verifyrm-v3/smollm2-s0}   # STRONG_RM= (empty) leaves model_strong out
+WEAK_RM_DEFAULT=runs/verifyrm-weak               # built by weak_rm.sh
+STRONG_RM_DEFAULT=runs/verifyrm-v3/smollm2-s0    # built by run_v3.sh (SmolLM2 backbone, seed 0)
+RM=${RM:-$WEAK_RM_DEFAULT}
+STRONG_RM=${STRONG_RM-$STRONG_RM_DEFAULT}   # STRONG_RM= (empty) leaves model_strong out
 # fp32 pinned, also for the warm-up and the RMs: the runs so far ran fp32 ("auto" resolves to fp32 on AVX2 CPUs); on an
 # AVX512-BF16 machine "auto" means bf16, which would change the numerics (and the rebuilt RMs) mid-experiment
 FP32="--bf16_autocast false --rollout_bf16_weights false --rm_bf16_autocast false"
@@ -74,13 +76,13 @@ report() {
 # and resumable): the weaker RM at once (~40 min), the strong one when model_strong first needs it (~1.5 h)
 ensure_rm() {
   case $1 in
-    runs/verifyrm-weak) test -f $1/cooper_rm.json || bash experiments/reproduce/weak_rm.sh ;;
-    runs/verifyrm-v3/smollm2-s0) test -f $1/cooper_rm.json || BACKBONES=smollm2-135m-instruct SEEDS=0 bash experiments/verifyrm/run_v3.sh ;;
+    "$WEAK_RM_DEFAULT") test -f $1/cooper_rm.json || OUT=$1 bash experiments/reproduce/weak_rm.sh ;;
+    "$STRONG_RM_DEFAULT") test -f $1/cooper_rm.json || RUNS=$(dirname $1) BACKBONES=smollm2-135m-instruct SEEDS=0 bash experiments/verifyrm/run_v3.sh ;;
   esac
   test -f "$1/cooper_rm.json" || { echo "no VerifyRM at $1 (RM: experiments/reproduce/weak_rm.sh trains it, STRONG_RM: experiments/verifyrm/run_v3.sh; RM=... STRONG_RM=... to choose)" >&2; exit 1; }
 }
 ensure_rm "$RM"
-case $STRONG_RM in ""|runs/verifyrm-v3/smollm2-s0) ;; *) ensure_rm "$STRONG_RM" ;; esac   # another path: now, or fail early
+case $STRONG_RM in ""|"$STRONG_RM_DEFAULT") ;; *) ensure_rm "$STRONG_RM" ;; esac   # another path: now, or fail early
 test -f "$RM_EVAL" || RM_EVAL=$D/gsm8k_heldout_rm.jsonl
 echo "[hack] RM $RM${STRONG_RM:+, strong RM $STRONG_RM}; RM evaluated on $RM_EVAL; policy $SFT/policy"
 test -f $D/svamp_heldout.jsonl || .venv/bin/python experiments/verifyrm/prepare.py "$SHARED"
