@@ -258,6 +258,23 @@ def main():
                 )
             )
         notes.append(f"throughput ({', '.join(t['variants'])}): {t['machine']['date']}, {t['rounds']} rounds")
+    pr = load("parallel_runs")
+    if pr:
+        st, m = pr["settings"], pr["machine"]
+        solo, side = pr["solo"], pr["side_by_side"]
+        rows.append(
+            (
+                "experiment runs",
+                f"{st['jobs']} `cooper rl` runs side by side, 1 torch thread each, vs one with {m['torch_threads']} "
+                f"(issue-15 settings, fp32, {st['steps']} steps + a step-0 evaluation; {m.get('cpu', '')})",
+                "",
+                f"steps/h {pr['steps_ratio']:.2f}× (rounds {', '.join(f'{x:.2f}' for x in pr['steps_ratio_by_round'])}; "
+                f"{statistics.median([r['steps_per_hour'] for r in solo]):.0f} → {statistics.median([r['steps_per_hour'] for r in side]):.0f}); "
+                f"evaluation {pr['eval_ratio']:.2f}× (rounds {', '.join(f'{x:.2f}' for x in pr['eval_ratio_by_round'])})",
+                None,
+            )
+        )
+        notes.append(f"parallel_runs: {m['date']}, {st['rounds']} rounds")
     for name, label in (("cooper_overhead", ""), ("cooper_overhead_prefix", ", decoder RM sharing prefixes")):
         o = load(name)
         if not o:

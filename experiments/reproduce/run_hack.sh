@@ -24,6 +24,8 @@
 #   bash experiments/reproduce/run_hack.sh
 #   RM=... STRONG_RM=... SEEDS="0 1 2" STEPS=400 [CONDITIONS="model rule"] bash experiments/reproduce/run_hack.sh
 #   REPORT_ONLY=1 bash experiments/reproduce/run_hack.sh   # no training: copy the runs' logs so far and report
+#   JOBS=2 bash experiments/reproduce/run_hack.sh   # two runs side by side, one torch thread each: 1.23x the steps
+#     per hour of one run with two threads on a 2-core CPU (benchmarks/parallel_runs.py); each run takes ~1.6x longer
 # 400 steps x 8 rollouts = 3,200 rollouts per run (the CPU preset: 2 prompts x G=4 per optimizer step).
 STEPS=${STEPS:-400}
 EVAL_STEPS=${EVAL_STEPS:-100}
@@ -35,6 +37,9 @@ SFT_STEPS=${SFT_STEPS:-100}
 NEW_NEGATIVES=${NEW_NEGATIVES:-corrupt,mined,truncate,masterkey}
 NEW_PAIRS=${NEW_PAIRS:-2}
 DATA_SEED=${DATA_SEED:-1000}
+JOBS=${JOBS:-1}                     # runs side by side (each with THREADS torch threads)
+THREADS=${THREADS:-$(( $(nproc) / JOBS > 0 ? $(nproc) / JOBS : 1 ))}
+[ "$JOBS" -gt 1 ] || THREADS=      # one run at a time: torch's default threads, as the first runs had
 # the monitor counts reward calls: one per generation batch = 4 optimizer steps at the CPU preset, so a window of
 # 6 calls spans 24 steps (baseline: the first 12). Checked on the committed runs replayed 4 steps per call
 # (tests/cooper/test_monitor.py): flags the cold-start collapse at step 21, before its held-out accuracy fell
@@ -115,16 +120,15 @@ flags() {  # the condition's own flags
 # the static RM first: whether (and when) it is hacked is the first thing the experiment shows
 CONDITIONS=${CONDITIONS:-model rule cooper cooper_new${STRONG_RM:+ model_strong}}
 case " $CONDITIONS " in *" model_strong "*) [ -n "$STRONG_RM" ] || { echo "model_strong needs STRONG_RM" >&2; exit 1; } ;; esac
-for S in $SEEDS; do
-  for c in $CONDITIONS; do
-    dir=$OUT/$c-s$S
-    # finished here, or on another machine with its logs committed (run dirs are not committed: a fresh clone or a
-    # lost machine must not rerun what results_hack/runs/ already holds)
-    fin=$dir; [ -f $dir/rl_summary.json ] || fin=$R/runs/$c-s$S
-    done_steps=$(grep -o '"global_step": [0-9]*' $fin/rl_summary.json 2>/dev/null | grep -o '[0-9]*$' || true)
-    read -ra own <<< "$(flags $c)"
-    if [ "${done_steps:-0}" -ge "$STEPS" ]; then   # finished: only if it is this experiment's run
-      .venv/bin/python - $fin/rl_config.json $S $DATA_SEED $LR "${own[@]}" <<'PY' || exit 1
+run_one() {  # seed, condition: skip if finished, else run (or resume) it
+  local S=$1 c=$2 dir=$OUT/$2-s$1 fin done_steps own resume cmd
+  # finished here, or on another machine with its logs committed (run dirs are not committed: a fresh clone or a
+  # lost machine must not rerun what results_hack/runs/ already holds)
+  fin=$dir; [ -f $dir/rl_summary.json ] || fin=$R/runs/$c-s$S
+  done_steps=$(grep -o '"global_step": [0-9]*' $fin/rl_summary.json 2>/dev/null | grep -o '[0-9]*$' || true)
+  read -ra own <<< "$(flags $c)"
+  if [ "${done_steps:-0}" -ge "$STEPS" ]; then   # finished: only if it is this experiment's run
+    .venv/bin/python - $fin/rl_config.json $S $DATA_SEED $LR "${own[@]}" <<'PY' || return 1
 import json, sys
 cfg, seed, data_seed, lr, flags = json.load(open(sys.argv[1])), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5:]
 want = {"seed": seed, "data_seed": data_seed, "learning_rate": lr, "pairs_per_prompt": 1}
@@ -136,14 +140,28 @@ bad = {k: (cfg.get(k), v) for k, v in want.items() if cfg.get(k) != v}
 if bad:
     sys.exit(f"{sys.argv[1]}: a finished run of another experiment (field: (its value, this one's)): {bad}")
 PY
-      continue
-    fi
-    [ $c = model_strong ] && ensure_rm "$STRONG_RM"
-    resume=(); ls -d $dir/checkpoint-* >/dev/null 2>&1 && resume=(--resume_from_checkpoint last)
-    cmd=($C rl "${COMMON[@]}" "${own[@]}" --seed $S --output_dir $dir "${resume[@]}")
-    echo "[hack] $c seed $S -> $dir ($(date -u +%FT%TZ))"
-    echo "${cmd[*]}" >> $R/commands.txt   # the exact commands, in the order they ran
-    "${cmd[@]}" >> $dir.log 2>&1 || { echo "[hack] $c seed $S FAILED, see $dir.log" >&2; exit 1; }
+    return 0
+  fi
+  # one builder at a time: two jobs must not train the same RM into the same dir
+  [ $c = model_strong ] && { ( flock 9; ensure_rm "$STRONG_RM" ) 9> $OUT/.ensure_rm.lock || return 1; }
+  resume=(); ls -d $dir/checkpoint-* >/dev/null 2>&1 && resume=(--resume_from_checkpoint last)
+  cmd=($C rl "${COMMON[@]}" "${own[@]}" --seed $S --output_dir $dir "${resume[@]}")
+  echo "[hack] $c seed $S -> $dir ($(date -u +%FT%TZ))"
+  echo "${THREADS:+OMP_NUM_THREADS=$THREADS }${cmd[*]}" >> $R/commands.txt   # the exact commands, in the order they ran
+  "${cmd[@]}" >> $dir.log 2>&1 || { echo "[hack] $c seed $S FAILED, see $dir.log" >&2; return 1; }
+}
+# JOBS runs side by side (seed-major order kept: the next pending runs), THREADS torch threads each
+# (benchmarks/parallel_runs.py measures what that buys on this machine)
+[ "$JOBS" -gt 1 ] && export OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS
+failed=$OUT/.failed; rm -f $failed   # a failed job leaves it: no new runs start, the running ones finish
+for S in $SEEDS; do
+  for c in $CONDITIONS; do
+    if [ "$JOBS" -le 1 ]; then run_one $S $c || exit 1; continue; fi
+    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+    [ -f $failed ] && break 2
+    { run_one $S $c || touch $failed; } &
   done
 done
+wait
+[ -f $failed ] && { echo "[hack] a run failed: no report" >&2; exit 1; }
 report
