@@ -296,6 +296,9 @@ def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
     }
     final = {s: heldout(r["evals"][-1]) for s, r in cut.items()}
     start = {s: heldout(r["evals"][0]) for s, r in cut.items()}
+    own_evals = [
+        e for r in cut.values() for e in r["evals"] if e.get("eval_seconds") and "policy_eval_reused_from" not in e
+    ]
     pp = {s: r["per_problem"].get(last) for s, r in cut.items()}
     pp = pp if pp and all(pp.values()) else None
     ci = ci95(list(final.values()), list(pp.values()) if pp else None)
@@ -369,9 +372,8 @@ def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
         "entropy_early": quarter([r["trainer_log"] for r in cut.values() if r["trainer_log"]], "entropy", first=True),
         "entropy_late": quarter([r["trainer_log"] for r in cut.values() if r["trainer_log"]], "entropy", first=False),
         "seconds_per_optimizer_step": mean(mean(t["step_seconds"] for t in r["timing"]) for r in cut.values()),
-        "minutes_per_evaluation": mean(e.get("eval_seconds") for r in cut.values() for e in r["evals"]) / 60
-        if any(e.get("eval_seconds") for r in cut.values() for e in r["evals"])
-        else None,
+        # evaluations a run did itself (a step-0 evaluation reused from a sibling run took no time)
+        "minutes_per_evaluation": mean(e["eval_seconds"] for e in own_evals) / 60 if own_evals else None,
         "monitor": flags,
         "valid_pairs_per_update": mean(mean(m.get("rm/n_valid") for m in ms) for ms in kept),
         # Cooper's RM updates, first and last quarter: valid pairs per reward call and the share of calls with none

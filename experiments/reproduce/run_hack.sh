@@ -121,7 +121,7 @@ flags() {  # the condition's own flags
 CONDITIONS=${CONDITIONS:-model rule cooper cooper_new${STRONG_RM:+ model_strong}}
 case " $CONDITIONS " in *" model_strong "*) [ -n "$STRONG_RM" ] || { echo "model_strong needs STRONG_RM" >&2; exit 1; } ;; esac
 run_one() {  # seed, condition: skip if finished, else run (or resume) it
-  local S=$1 c=$2 dir=$OUT/$2-s$1 fin done_steps own resume cmd
+  local S=$1 c=$2 dir=$OUT/$2-s$1 fin done_steps own resume cmd x
   # finished here, or on another machine with its logs committed (run dirs are not committed: a fresh clone or a
   # lost machine must not rerun what results_hack/runs/ already holds)
   fin=$dir; [ -f $dir/rl_summary.json ] || fin=$R/runs/$c-s$S
@@ -145,7 +145,11 @@ PY
   # one builder at a time: two jobs must not train the same RM into the same dir
   [ $c = model_strong ] && { ( flock 9; ensure_rm "$STRONG_RM" ) 9> $OUT/.ensure_rm.lock || return 1; }
   resume=(); ls -d $dir/checkpoint-* >/dev/null 2>&1 && resume=(--resume_from_checkpoint last)
-  cmd=($C rl "${COMMON[@]}" "${own[@]}" --seed $S --output_dir $dir "${resume[@]}")
+  # the step-0 policy is the same in every condition of a seed, and so are its evaluation samples (same sampling
+  # seed): a run reuses the step-0 evaluation of a sibling that finished one (cooper rl checks the settings match)
+  local sib=(); for x in $CONDITIONS; do [ $x = $c ] || sib+=($OUT/$x-s$S); done
+  [ ${#sib[@]} -gt 0 ] && sib=(--eval_step0_from "${sib[@]}")
+  cmd=($C rl "${COMMON[@]}" "${own[@]}" --seed $S --output_dir $dir "${sib[@]}" "${resume[@]}")
   echo "[hack] $c seed $S -> $dir ($(date -u +%FT%TZ))"
   echo "${THREADS:+OMP_NUM_THREADS=$THREADS }${cmd[*]}" >> $R/commands.txt   # the exact commands, in the order they ran
   "${cmd[@]}" >> $dir.log 2>&1 || { echo "[hack] $c seed $S FAILED, see $dir.log" >&2; return 1; }

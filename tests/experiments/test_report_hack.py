@@ -36,8 +36,9 @@ def test_group_signal_counts_pairs_within_groups_only():
     assert rh.group_signal([], first=True) == (None, None, 0)
 
 
-def fake_run(d: Path, last_step: int, acc_by_step: dict, reward=0.5):
-    """A run directory as run_hack.sh leaves it: evaluations at acc_by_step's steps, one reward call every 4 steps."""
+def fake_run(d: Path, last_step: int, acc_by_step: dict, reward=0.5, reused_step0=False):
+    """A run directory as run_hack.sh leaves it: evaluations at acc_by_step's steps, one reward call every 4 steps
+    (reused_step0: its step-0 policy evaluation copied from a sibling run, in no time)."""
     d.mkdir(parents=True)
     (d / "rl_config.json").write_text(
         json.dumps({"prompts_per_step": 2, "num_generations": 4, "steps_per_generation": 4})
@@ -46,6 +47,8 @@ def fake_run(d: Path, last_step: int, acc_by_step: dict, reward=0.5):
         {"step": s, "eval_seconds": 60.0, "policy": {"set": {"avg@k_strict": a}}}
         for s, a in sorted(acc_by_step.items())
     ]
+    if reused_step0:
+        evals[0] |= {"eval_seconds": 0.01, "policy_eval_reused_from": "runs/hack/rule-s0"}
     (d / "evals.jsonl").write_text("".join(json.dumps(e) + "\n" for e in evals))
     steps = range(1, last_step + 1, 4)
     metrics = [{"step": s, "reward_mean": reward, "rule_accuracy": 0.2, "completion_length": s} for s in steps]
@@ -60,7 +63,7 @@ def fake_run(d: Path, last_step: int, acc_by_step: dict, reward=0.5):
 
 def test_runs_in_progress_are_also_compared_over_the_steps_all_reached(tmp_path, monkeypatch):
     fake_run(tmp_path / "runs/rule-s0", 200, {0: 0.30, 100: 0.28, 200: 0.29})
-    fake_run(tmp_path / "runs/model-s0", 200, {0: 0.30, 100: 0.10, 200: 0.02})
+    fake_run(tmp_path / "runs/model-s0", 200, {0: 0.30, 100: 0.10, 200: 0.02}, reused_step0=True)
     fake_run(tmp_path / "runs/cooper-s0", 120, {0: 0.30, 100: 0.25})  # stopped after its step-100 evaluation
     fake_run(tmp_path / "runs/cooper_new-s0", 30, {0: 0.30})  # not evaluated after step 0: left out
     monkeypatch.setattr("sys.argv", ["report_hack.py", str(tmp_path)])
@@ -74,7 +77,7 @@ def test_runs_in_progress_are_also_compared_over_the_steps_all_reached(tmp_path,
     assert s["conditions"]["model"]["hacked_seeds"] == [0] and s["conditions"]["rule"]["hacked_seeds"] == []
     assert s["conditions"]["model"]["collapsed_seeds"] == [0] and s["conditions"]["rule"]["collapsed_seeds"] == []
     assert s["conditions"]["model"]["seconds_per_optimizer_step"] == 2.0
-    assert s["conditions"]["model"]["minutes_per_evaluation"] == 1.0
+    assert s["conditions"]["model"]["minutes_per_evaluation"] == 1.0  # its reused step-0 evaluation not counted
     same = s["same_span"]
     assert same["step"] == 100
     assert {c: v["heldout_final_mean"] for c, v in same["conditions"].items()} == pytest.approx(

@@ -100,6 +100,37 @@ def test_periodic_evaluation_of_policy_and_rm(assets, tmp_path, one_thread):
     assert (tmp_path / "run" / "eval" / "step-2" / "samples.jsonl").is_file()
 
 
+def test_step0_policy_evaluation_is_reused_only_when_it_is_the_same(assets, tmp_path, one_thread):
+    import shutil
+
+    policy = shutil.copytree(assets / "policy", tmp_path / "policy")  # its file's age is part of the test
+    labelled = tmp_path / "rm_eval.jsonl"
+    labelled.write_text(json.dumps({"question": QUESTIONS[0], "reference": "7", "completion": "7", "label": 1}) + "\n")
+
+    def run(name, reward="model", reuse=(), **kw):
+        cfg = config(assets, tmp_path / name, reward, eval_steps=100, eval_datasets=[str(assets / "data.jsonl")])
+        kw = {"policy": str(policy), "eval_k": 2, "rm_eval_data": str(labelled), **kw}
+        for k, v in {**kw, "eval_step0_from": [str(tmp_path / r) for r in reuse]}.items():
+            setattr(cfg, k, v)
+        run_rl(cfg)
+        ev = json.loads((tmp_path / name / "evals.jsonl").read_text().splitlines()[0])
+        return ev, (tmp_path / name / "eval" / "step-0" / "samples.jsonl").read_bytes()
+
+    first, first_samples = run("a", reward="rule")
+    alone, alone_samples = run("b")  # the premise: another condition, same policy and seed -> the same samples
+    assert alone_samples == first_samples and alone["policy"] == first["policy"]
+    reused, reused_samples = run("c", reuse=("missing", "a"))
+    assert reused["policy_eval_reused_from"] == str(tmp_path / "a")
+    assert reused_samples == first_samples and reused["policy"] == first["policy"]
+    assert "rm" not in first and reused["rm"] == alone["rm"]  # the RM is evaluated by the run itself
+    for name, kw in (("d", {"eval_k": 1}), ("e", {"seed": 1})):  # other evaluation settings or seed: evaluated anew
+        ev, _ = run(name, reuse=("a",), **kw)
+        assert "policy_eval_reused_from" not in ev
+    (policy / "model.safetensors").touch()  # a policy file newer than that evaluation: maybe another policy
+    ev, _ = run("f", reuse=("a",))
+    assert "policy_eval_reused_from" not in ev
+
+
 def test_model_mode_keeps_rm_frozen(assets, tmp_path, one_thread):
     trainer, reward, _ = build_trainer(config(assets, tmp_path, "model"))
     assert isinstance(reward, ModelReward) and trainer.beta == 1e-3

@@ -600,52 +600,84 @@ class EvalCallback(TrainerCallback):
         self.cfg, self.trainer, self.reward = cfg, trainer, reward
         self.rm_rows = load_rm_rows(cfg.rm_eval_data) if cfg.rm_eval_data else None
 
-    def evaluate(self, step: int) -> dict:
-        """Run both evaluations now; return (and append) the record."""
-        from cooper_rl.evaluate import EvalConfig, evaluate
-        from cooper_rl.rm.evaluate import binary_metrics
+    def eval_config(self, step: int):
+        """The policy evaluation's EvalConfig at `step` (its sampling seed is cfg.seed + step)."""
+        from cooper_rl.evaluate import EvalConfig
 
-        cfg, out = self.cfg, Path(self.cfg.output_dir)
-        model = self.trainer.accelerator.unwrap_model(self.trainer.model)
-        was_training = model.training
-        model.eval()
-        ecfg = EvalConfig(
+        cfg = self.cfg
+        return EvalConfig(
             model=cfg.policy,
             datasets=cfg.eval_datasets,
             k=cfg.eval_k,
             prompt_template=cfg.prompt_template,
             max_new_tokens=cfg.eval_max_new_tokens or cfg.max_completion_length,
             batch_size=cfg.eval_batch_size,
-            output_dir=str(out / "eval" / f"step-{step}"),
+            output_dir=str(Path(cfg.output_dir) / "eval" / f"step-{step}"),
             seed=cfg.seed + step,
             resume=False,
         )
+
+    def reuse_step0(self, ecfg) -> tuple[dict, str] | None:
+        """The step-0 policy evaluation of the first run dir in cfg.eval_step0_from that finished one of the same
+        policy file (older than that evaluation), seed, precision and evaluation settings: (its per-dataset
+        metrics, its dir), with its samples copied to ecfg.output_dir. None if no run has one."""
+        import shutil
+        from dataclasses import asdict
+
+        from cooper_rl.io import read_jsonl
+
+        cfg = self.cfg
+        same = ("policy", "seed", "bf16_autocast", "rollout_autocast", "rollout_bf16_weights")
+        want = {k: v for k, v in asdict(ecfg).items() if k not in ("output_dir", "resume")}
+        policy = Path(cfg.policy)
+        policy_mtime = max((f.stat().st_mtime for f in policy.rglob("*") if f.is_file()), default=0.0)
+        for d in map(Path, cfg.eval_step0_from):
+            src = d / "eval" / "step-0"
+            if not (src / "summary.json").is_file() or d.resolve() == Path(cfg.output_dir).resolve():
+                continue
+            try:
+                rec = next((r for r in read_jsonl(d / "evals.jsonl", missing_ok=True) if r.get("step") == 0), None)
+                run = json.loads((d / "rl_config.json").read_text())
+                done = json.loads((src / "summary.json").read_text())
+            except (OSError, ValueError):
+                continue
+            got = {k: v for k, v in done.get("config", {}).items() if k not in ("output_dir", "resume")}
+            if (
+                rec is not None
+                and got == want
+                and all(run.get(k) == getattr(cfg, k) for k in same)
+                and policy_mtime < (src / "summary.json").stat().st_mtime  # it evaluated this policy file
+            ):
+                shutil.copytree(src, ecfg.output_dir, dirs_exist_ok=True)
+                return rec["policy"], str(d)
+        return None
+
+    def evaluate(self, step: int) -> dict:
+        """Run both evaluations now (at step 0 the policy's may be reused: cfg.eval_step0_from); return (and
+        append) the record."""
+        from cooper_rl.evaluate import evaluate
+        from cooper_rl.rm.evaluate import binary_metrics
+
+        cfg, out = self.cfg, Path(self.cfg.output_dir)
+        ecfg = self.eval_config(step)
         t0 = time.perf_counter()
-        try:  # evaluate() seeds torch: keep the training RNG streams untouched
-            with torch.random.fork_rng(devices=range(torch.cuda.device_count())):
-                summary = evaluate(ecfg, model=model, tokenizer=self.trainer.processing_class)
-        finally:
-            model.train(was_training)
-        rec = {
-            "step": step,
-            "eval_seconds": time.perf_counter() - t0,
-            "policy": {
-                name: {
-                    k: v
-                    for k, v in d.items()
-                    if k
-                    in (
-                        "avg@k_strict",
-                        "avg@k_lenient",
-                        "pass@k_strict",
-                        "answered_rate",
-                        "mean_new_tokens",
-                        "n_problems",
-                    )
-                }
-                for name, d in summary["per_dataset"].items()
-            },
-        }
+        reused = self.reuse_step0(ecfg) if step == 0 and cfg.eval_step0_from else None
+        if reused is None:
+            model = self.trainer.accelerator.unwrap_model(self.trainer.model)
+            was_training = model.training
+            model.eval()
+            try:  # evaluate() seeds torch: keep the training RNG streams untouched
+                with torch.random.fork_rng(devices=range(torch.cuda.device_count())):
+                    summary = evaluate(ecfg, model=model, tokenizer=self.trainer.processing_class)
+            finally:
+                model.train(was_training)
+            keep = ("avg@k_strict", "avg@k_lenient", "pass@k_strict", "answered_rate", "mean_new_tokens", "n_problems")
+            policy = {name: {k: v for k, v in d.items() if k in keep} for name, d in summary["per_dataset"].items()}
+        else:
+            policy = reused[0]
+        rec = {"step": step, "eval_seconds": time.perf_counter() - t0, "policy": policy}
+        if reused is not None:
+            rec["policy_eval_reused_from"] = reused[1]
         rm = getattr(self.reward, "rm", None)
         if self.rm_rows is not None and rm is not None:
             q, r, c, y = (

@@ -353,6 +353,14 @@ class RLConfig:
     rm_eval_data: str | None = field(
         default=None, metadata={"help": "Labelled file for the RM's accuracy over training (model/cooper)."}
     )
+    eval_step0_from: list[str] = field(
+        default_factory=list,
+        metadata={
+            "help": "Run dirs whose finished step-0 policy evaluation to reuse (the first of the same policy file, "
+            "seed, precision and evaluation settings; its samples are copied): every run of one policy and seed "
+            "evaluates the same step-0 policy with the same sampling seed. The RM is still evaluated."
+        },
+    )
 
     def __post_init__(self):
         # 'auto' bf16 options become what this machine runs natively; rl_config.json records the resolved values
