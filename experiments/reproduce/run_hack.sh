@@ -20,7 +20,8 @@
 # settings or another RM); the runs go seed-major (every condition of seed 0, then seed 1, ...) so a partial
 # experiment is still balanced. Run dirs (checkpoints) live on this machine only: a lost machine restarts the
 # unfinished run from step 0. Checkpoints every 24 steps (ends of
-# generation batches). Before a session ends: kill -TERM the running `cooper rl` (it checkpoints and exits 143).
+# generation batches). Before a session ends: bash experiments/reproduce/stop_hack.sh (every running `cooper rl`
+# checkpoints and exits 143, no new run starts; then the report).
 #   bash experiments/reproduce/run_hack.sh
 #   RM=... STRONG_RM=... SEEDS="0 1 2" STEPS=400 [CONDITIONS="model rule"] bash experiments/reproduce/run_hack.sh
 #   REPORT_ONLY=1 bash experiments/reproduce/run_hack.sh   # no training: copy the runs' logs so far and report
