@@ -66,6 +66,8 @@ def run_config(name: str, jobs: int, threads: int | None, work: Path, args) -> d
     procs = [launch(work / f"{name}-{j}", args, threads) for j in range(jobs)]
     for j, p in enumerate(procs):
         if p.wait() != 0:
+            for q in procs:  # not left running unsupervised
+                q.terminate()
             raise SystemExit(f"{work / f'{name}-{j}'} failed (rc {p.returncode}), see {work / f'{name}-{j}'}.log")
     runs = [measure(work / f"{name}-{j}") for j in range(jobs)]
     res = {

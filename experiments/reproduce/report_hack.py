@@ -372,6 +372,8 @@ def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
         "entropy_early": quarter([r["trainer_log"] for r in cut.values() if r["trainer_log"]], "entropy", first=True),
         "entropy_late": quarter([r["trainer_log"] for r in cut.values() if r["trainer_log"]], "entropy", first=False),
         "seconds_per_optimizer_step": mean(mean(t["step_seconds"] for t in r["timing"]) for r in cut.values()),
+        # torch threads of the steps ("default": logged before it was recorded); side by side (JOBS=2) runs get 1
+        "torch_threads": sorted({str(t.get("torch_threads", "default")) for r in cut.values() for t in r["timing"]}),
         # evaluations a run did itself (a step-0 evaluation reused from a sibling run took no time)
         "minutes_per_evaluation": mean(e["eval_seconds"] for e in own_evals) / 60 if own_evals else None,
         "monitor": flags,
@@ -468,7 +470,8 @@ def tables(conds: dict, diffs: dict) -> list[str]:
                 else "- | "
             )
             + f"{num2(s['entropy_early'])} → {num2(s['entropy_late'])} | "
-            f"{num(s['seconds_per_optimizer_step'])} | {num(s['minutes_per_evaluation'])} |"
+            f"{num(s['seconds_per_optimizer_step'])} ({', '.join(s['torch_threads'])} threads) | "
+            f"{num(s['minutes_per_evaluation'])} |"
         )
     for k, v in diffs.items():
         lines.append(

@@ -143,8 +143,12 @@ if bad:
 PY
     return 0
   fi
-  # one builder at a time: two jobs must not train the same RM into the same dir
-  [ $c = model_strong ] && { ( flock 9; ensure_rm "$STRONG_RM" ) 9> $OUT/.ensure_rm.lock || return 1; }
+  # one builder at a time: two jobs must not train the same RM into the same dir; with torch's default threads
+  # (the documented RMs' setting), not the runs' single thread
+  [ $c = model_strong ] && { ( flock 9; unset OMP_NUM_THREADS MKL_NUM_THREADS; ensure_rm "$STRONG_RM" ) 9> $OUT/.ensure_rm.lock || return 1; }
+  # one process per run dir: the lock goes with `cooper rl` (fd 8 is inherited), so a run left going by a killed
+  # driver still holds it and a second run_hack.sh cannot start a second writer there
+  exec 8> $dir.lock; flock -n 8 || { echo "[hack] $dir is in use by another process" >&2; return 1; }
   resume=(); ls -d $dir/checkpoint-* >/dev/null 2>&1 && resume=(--resume_from_checkpoint last)
   # the step-0 policy is the same in every condition of a seed, and so are its evaluation samples (same sampling
   # seed): a run reuses the step-0 evaluation of a sibling that finished one (cooper rl checks the settings match)
@@ -152,7 +156,7 @@ PY
   [ ${#sib[@]} -gt 0 ] && sib=(--eval_step0_from "${sib[@]}")
   cmd=($C rl "${COMMON[@]}" "${own[@]}" --seed $S --output_dir $dir "${sib[@]}" "${resume[@]}")
   echo "[hack] $c seed $S -> $dir ($(date -u +%FT%TZ))"
-  echo "${THREADS:+OMP_NUM_THREADS=$THREADS }${cmd[*]}" >> $R/commands.txt   # the exact commands, in the order they ran
+  echo "${THREADS:+OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS }${cmd[*]}" >> $R/commands.txt   # the exact commands, in the order they ran
   "${cmd[@]}" >> $dir.log 2>&1 || { echo "[hack] $c seed $S FAILED, see $dir.log" >&2; return 1; }
 }
 # JOBS runs side by side (seed-major order kept: the next pending runs), THREADS torch threads each

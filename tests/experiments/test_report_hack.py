@@ -36,7 +36,7 @@ def test_group_signal_counts_pairs_within_groups_only():
     assert rh.group_signal([], first=True) == (None, None, 0)
 
 
-def fake_run(d: Path, last_step: int, acc_by_step: dict, reward=0.5, reused_step0=False):
+def fake_run(d: Path, last_step: int, acc_by_step: dict, reward=0.5, reused_step0=False, threads=None):
     """A run directory as run_hack.sh leaves it: evaluations at acc_by_step's steps, one reward call every 4 steps
     (reused_step0: its step-0 policy evaluation copied from a sibling run, in no time)."""
     d.mkdir(parents=True)
@@ -53,9 +53,9 @@ def fake_run(d: Path, last_step: int, acc_by_step: dict, reward=0.5, reused_step
     steps = range(1, last_step + 1, 4)
     metrics = [{"step": s, "reward_mean": reward, "rule_accuracy": 0.2, "completion_length": s} for s in steps]
     (d / "metrics.jsonl").write_text("".join(json.dumps(m) + "\n" for m in metrics))
-    (d / "timing.jsonl").write_text(
-        "".join(json.dumps({"step": s, "step_seconds": 2.0, "completion_tokens": 8 * s}) + "\n" for s in steps)
-    )
+    extra = {"torch_threads": threads} if threads else {}  # older logs have no thread count
+    timing = [{"step": s, "step_seconds": 2.0, "completion_tokens": 8 * s, **extra} for s in steps]
+    (d / "timing.jsonl").write_text("".join(json.dumps(t) + "\n" for t in timing))
     with gzip.open(d / "rollouts.jsonl.gz", "wt") as f:
         for s in steps:
             f.write(json.dumps(roll(s, "q", s % 8 == 1, 0.5)) + "\n")
@@ -64,7 +64,7 @@ def fake_run(d: Path, last_step: int, acc_by_step: dict, reward=0.5, reused_step
 def test_runs_in_progress_are_also_compared_over_the_steps_all_reached(tmp_path, monkeypatch):
     fake_run(tmp_path / "runs/rule-s0", 200, {0: 0.30, 100: 0.28, 200: 0.29})
     fake_run(tmp_path / "runs/model-s0", 200, {0: 0.30, 100: 0.10, 200: 0.02}, reused_step0=True)
-    fake_run(tmp_path / "runs/cooper-s0", 120, {0: 0.30, 100: 0.25})  # stopped after its step-100 evaluation
+    fake_run(tmp_path / "runs/cooper-s0", 120, {0: 0.30, 100: 0.25}, threads=1)  # stopped after its step-100 eval
     fake_run(tmp_path / "runs/cooper_new-s0", 30, {0: 0.30})  # not evaluated after step 0: left out
     monkeypatch.setattr("sys.argv", ["report_hack.py", str(tmp_path)])
     rh.main()
@@ -77,6 +77,7 @@ def test_runs_in_progress_are_also_compared_over_the_steps_all_reached(tmp_path,
     assert s["conditions"]["model"]["hacked_seeds"] == [0] and s["conditions"]["rule"]["hacked_seeds"] == []
     assert s["conditions"]["model"]["collapsed_seeds"] == [0] and s["conditions"]["rule"]["collapsed_seeds"] == []
     assert s["conditions"]["model"]["seconds_per_optimizer_step"] == 2.0
+    assert s["conditions"]["model"]["torch_threads"] == ["default"] and coop["torch_threads"] == ["1"]
     assert s["conditions"]["model"]["minutes_per_evaluation"] == 1.0  # its reused step-0 evaluation not counted
     same = s["same_span"]
     assert same["step"] == 100

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from safetensors.torch import load_file
+from safetensors.torch import load_file, save_file
 
 from cooper_rl.cooper.rewards import CooperReward, ModelReward
 from cooper_rl.io import DataError
@@ -103,7 +103,7 @@ def test_periodic_evaluation_of_policy_and_rm(assets, tmp_path, one_thread):
 def test_step0_policy_evaluation_is_reused_only_when_it_is_the_same(assets, tmp_path, one_thread):
     import shutil
 
-    policy = shutil.copytree(assets / "policy", tmp_path / "policy")  # its file's age is part of the test
+    policy = shutil.copytree(assets / "policy", tmp_path / "policy")  # its weights change at the end
     labelled = tmp_path / "rm_eval.jsonl"
     labelled.write_text(json.dumps({"question": QUESTIONS[0], "reference": "7", "completion": "7", "label": 1}) + "\n")
 
@@ -126,8 +126,12 @@ def test_step0_policy_evaluation_is_reused_only_when_it_is_the_same(assets, tmp_
     for name, kw in (("d", {"eval_k": 1}), ("e", {"seed": 1})):  # other evaluation settings or seed: evaluated anew
         ev, _ = run(name, reuse=("a",), **kw)
         assert "policy_eval_reused_from" not in ev
-    (policy / "model.safetensors").touch()  # a policy file newer than that evaluation: maybe another policy
-    ev, _ = run("f", reuse=("a",))
+    for name, kw in (("f", {"bf16_autocast": True}), ("g", {"rollout_bf16_weights": True})):  # another precision
+        ev, _ = run(name, reuse=("a",), **kw)
+        assert "policy_eval_reused_from" not in ev
+    w = load_file(policy / "model.safetensors")
+    save_file({k: v + 1e-3 for k, v in w.items()}, policy / "model.safetensors")  # same path, other weights
+    ev, _ = run("h", reuse=("a",))
     assert "policy_eval_reused_from" not in ev
 
 

@@ -116,6 +116,7 @@ class StepProfiler(TrainerCallback):
             rec[f"reward/{k}"] = float(metrics.get(f"time/{k}", 0.0))
         rec.update({k: int(a.get(k, 0)) for k in ("prompt_tokens", "completion_tokens", "padded_tokens")})
         rec["other"] = rec["step_seconds"] - sum(rec[k] for k in (*TIMED, "policy_update"))
+        rec["torch_threads"] = torch.get_num_threads()  # runs side by side get fewer: their steps take longer
         if self.path is not None and state.is_world_process_zero:
             append_jsonl(self.path, [rec])
 
@@ -617,37 +618,47 @@ class EvalCallback(TrainerCallback):
             resume=False,
         )
 
-    def reuse_step0(self, ecfg) -> tuple[dict, str] | None:
-        """The step-0 policy evaluation of the first run dir in cfg.eval_step0_from that finished one of the same
-        policy file (older than that evaluation), seed, precision and evaluation settings: (its per-dataset
-        metrics, its dir), with its samples copied to ecfg.output_dir. None if no run has one."""
+    def step0_fingerprint(self) -> str | None:
+        """sha256 of what the step-0 policy evaluation depends on beyond its EvalConfig: the policy's weights file,
+        the evaluation data files and the precision settings. None if the policy is not a local safetensors dir."""
+        import hashlib
+
+        cfg = self.cfg
+        weights = Path(cfg.policy) / "model.safetensors"
+        if not weights.is_file():
+            return None
+        h = hashlib.sha256()
+        for f in (weights, *(Path(d) for d in cfg.eval_datasets if Path(d).is_file())):
+            with open(f, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 22), b""):
+                    h.update(chunk)
+        precision = ("bf16", "bf16_autocast", "rollout_autocast", "rollout_bf16_weights")
+        h.update(json.dumps({k: getattr(cfg, k, None) for k in precision}, sort_keys=True).encode())
+        return h.hexdigest()
+
+    def reuse_step0(self, ecfg, fingerprint: str | None) -> tuple[dict, str] | None:
+        """The step-0 policy evaluation of the first run dir in cfg.eval_step0_from that finished one with the same
+        fingerprint (policy weights, evaluation data, precision) and EvalConfig (sets, k, sampling seed, lengths,
+        batch): (its per-dataset metrics, its dir), with its samples copied to ecfg.output_dir. None if none has."""
         import shutil
         from dataclasses import asdict
 
         from cooper_rl.io import read_jsonl
 
-        cfg = self.cfg
-        same = ("policy", "seed", "bf16_autocast", "rollout_autocast", "rollout_bf16_weights")
+        if fingerprint is None:
+            return None
         want = {k: v for k, v in asdict(ecfg).items() if k not in ("output_dir", "resume")}
-        policy = Path(cfg.policy)
-        policy_mtime = max((f.stat().st_mtime for f in policy.rglob("*") if f.is_file()), default=0.0)
-        for d in map(Path, cfg.eval_step0_from):
+        for d in map(Path, self.cfg.eval_step0_from):
             src = d / "eval" / "step-0"
-            if not (src / "summary.json").is_file() or d.resolve() == Path(cfg.output_dir).resolve():
+            if not (src / "summary.json").is_file() or d.resolve() == Path(self.cfg.output_dir).resolve():
                 continue
             try:
                 rec = next((r for r in read_jsonl(d / "evals.jsonl", missing_ok=True) if r.get("step") == 0), None)
-                run = json.loads((d / "rl_config.json").read_text())
                 done = json.loads((src / "summary.json").read_text())
             except (OSError, ValueError):
                 continue
             got = {k: v for k, v in done.get("config", {}).items() if k not in ("output_dir", "resume")}
-            if (
-                rec is not None
-                and got == want
-                and all(run.get(k) == getattr(cfg, k) for k in same)
-                and policy_mtime < (src / "summary.json").stat().st_mtime  # it evaluated this policy file
-            ):
+            if rec is not None and rec.get("step0_fingerprint") == fingerprint and got == want:
                 shutil.copytree(src, ecfg.output_dir, dirs_exist_ok=True)
                 return rec["policy"], str(d)
         return None
@@ -661,7 +672,8 @@ class EvalCallback(TrainerCallback):
         cfg, out = self.cfg, Path(self.cfg.output_dir)
         ecfg = self.eval_config(step)
         t0 = time.perf_counter()
-        reused = self.reuse_step0(ecfg) if step == 0 and cfg.eval_step0_from else None
+        fingerprint = self.step0_fingerprint() if step == 0 else None
+        reused = self.reuse_step0(ecfg, fingerprint) if cfg.eval_step0_from and step == 0 else None
         if reused is None:
             model = self.trainer.accelerator.unwrap_model(self.trainer.model)
             was_training = model.training
@@ -676,6 +688,8 @@ class EvalCallback(TrainerCallback):
         else:
             policy = reused[0]
         rec = {"step": step, "eval_seconds": time.perf_counter() - t0, "policy": policy}
+        if fingerprint is not None:  # lets a later run of the same policy and seed reuse this evaluation
+            rec["step0_fingerprint"] = fingerprint
         if reused is not None:
             rec["policy_eval_reused_from"] = reused[1]
         rm = getattr(self.reward, "rm", None)
