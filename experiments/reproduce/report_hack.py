@@ -43,6 +43,15 @@ Definitions (summary.json repeats them; docs/RESULTS.md uses them):
   prefix answers     rule-wrong rollouts whose final answer (strict extraction) is a proper prefix of the
                      reference (9 for 90, 1 for 1929): their share early / late and their mean reward late
                      against the other rule-wrong rollouts' (the exploit found in cooper seed 0)
+  copied answers     rule-wrong rollouts whose final answer (strict extraction, a plain number) equals a number in
+                     the question ("Liam has 13 pencils. He collects 3 more" -> 13): their share early / late, their
+                     mean reward late against the other rule-wrong rollouts', and the within-group rank of copies
+                     among the wrong answers late (over groups with a copied and a non-copied wrong answer, the share
+                     of (copy, other wrong) pairs the reward ranks the copy first, ties half: > 0.5 = GRPO pushes
+                     toward copying; the exploit found in cooper_new seed 0)
+  held-out answers   the held-out samples at the first and last kept evaluation: the share with no strict answer
+                     (a format collapse: the policy's answers are unreadable to the strict rule) and the share of
+                     the wrong ones whose answer is a copied question number (a collapse to restating the question)
   RM pairs per call  Cooper's RM updates, early / late as above: valid (positive, negative) pairs per reward call
                      (metrics `rm/n_valid`) and the share of reward calls with none (no RM update that call)
   same span          while runs are in progress (conditions cut at different evaluation steps), every condition
@@ -94,13 +103,18 @@ def load_run(d: Path) -> dict:
     """One run's evaluations, per-problem held-out scores, reward metrics and summary."""
     evals = jsonl(d / "evals.jsonl")
     per_problem = {}  # step -> {dataset: {id: mean correct over samples}}
+    answers = {}  # step -> what the held-out answers look like (module docstring: held-out answers)
     for step_dir in sorted((d / "eval").glob("step-*")):
         rows = jsonl(step_dir / "samples.jsonl.gz") or jsonl(step_dir / "samples.jsonl")
         acc = defaultdict(lambda: defaultdict(list))
         for r in rows:
             acc[r["dataset"]][r["id"]].append(float(r["correct"]))
-        per_problem[int(step_dir.name.split("-")[1])] = {
-            ds: {i: sum(v) / len(v) for i, v in ids.items()} for ds, ids in acc.items()
+        step = int(step_dir.name.split("-")[1])
+        per_problem[step] = {ds: {i: sum(v) / len(v) for i, v in ids.items()} for ds, ids in acc.items()}
+        wrong = [r for r in rows if not r["correct"]]
+        answers[step] = {
+            "no_strict_answer": mean(float(r.get("extracted") is None) for r in rows),
+            "copied_of_wrong": mean(float(copied(r["question"], r.get("extracted"))) for r in wrong),
         }
     summary = json.loads((d / "rl_summary.json").read_text()) if (d / "rl_summary.json").is_file() else {}
     cfg = json.loads((d / "rl_config.json").read_text()) if (d / "rl_config.json").is_file() else {}
@@ -113,6 +127,7 @@ def load_run(d: Path) -> dict:
     return {
         "evals": evals,
         "per_problem": per_problem,
+        "heldout_answers": answers,
         "metrics": metrics,
         "summary": summary,
         "rollouts": steps * per_step,
@@ -242,21 +257,51 @@ def group_signal(logged: list[dict], first: bool) -> tuple[float | None, float |
     return (wins / pairs if pairs else None), (all_wrong / len(groups) if groups else None), pairs
 
 
-def prefix_answers(logged: list[dict], first: bool) -> tuple[float | None, float | None, float | None]:
-    """(share of rule-wrong rollouts whose final answer is a proper prefix of the reference, e.g. 9 for 90, their mean
-    reward, the other rule-wrong rollouts' mean reward) over the first (or last) quarter of the logged reward calls:
-    the exploit the co-optimized RM of cooper seed 0 let through (docs/RESULTS.md)."""
+_QUESTION_NUMBER_RE = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+
+
+def copied(question: str, answer: str | None) -> bool:
+    """Whether an extracted answer is a plain number that appears as a number in the question."""
+    value = verify.plain_number(answer) if answer else None
+    return value is not None and value in {verify.plain_number(x) for x in _QUESTION_NUMBER_RE.findall(question)}
+
+
+def wrong_answers(logged: list[dict], first: bool) -> dict:
+    """What the rule-wrong rollouts of the first (or last) quarter of the logged reward calls answered (module
+    docstring: prefix answers, copied answers): the share of prefix answers (a proper prefix of the reference, e.g. 9
+    for 90: the exploit of cooper seed 0) and their mean reward against the other wrong ones'; the same for copied
+    question numbers (the exploit of cooper_new seed 0), with the within-group rank of copies among wrong answers."""
     steps = sorted({r["step"] for r in logged})
     n = max(1, len(steps) // 4)
     keep = set(steps[:n] if first else steps[-n:])
-    prefix, other = [], []
+    rows = []  # (group, reward, is prefix, is copy)
     for r in logged:
         if r["step"] in keep and not r["verdict"]:
             answer = (verify.extract_answer(r["completion"], "strict") or "").replace(",", "")
             ref = str(r["reference"]).replace(",", "")
-            (prefix if answer and answer != ref and ref.startswith(answer) else other).append(r["reward"])
-    total = len(prefix) + len(other)
-    return (len(prefix) / total if total else None), mean(prefix), mean(other)
+            prefix = bool(answer) and answer != ref and ref.startswith(answer)
+            rows.append(((r["step"], r["question"]), r["reward"], prefix, copied(r["question"], answer)))
+    groups = defaultdict(list)
+    for g, reward, _, copy in rows:
+        groups[g].append((reward, copy))
+    wins = pairs = 0
+    for g in groups.values():
+        for a, ca in g:
+            for b, cb in g:
+                if ca and not cb:
+                    pairs += 1
+                    wins += (a > b) + 0.5 * (a == b)
+    share = (lambda k: sum(x[k] for x in rows) / len(rows)) if rows else (lambda k: None)
+    return {
+        "prefix": share(2),
+        "prefix_reward": mean(x[1] for x in rows if x[2]),
+        "non_prefix_reward": mean(x[1] for x in rows if not x[2]),
+        "copied": share(3),
+        "copied_reward": mean(x[1] for x in rows if x[3]),
+        "non_copied_reward": mean(x[1] for x in rows if not x[3]),
+        "copied_rank": wins / pairs if pairs else None,
+        "copied_rank_pairs": pairs,
+    }
 
 
 def pct(x: float | None) -> str:
@@ -333,7 +378,14 @@ def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
     rm_calls = [[{"n": m["rm/n_valid"], "none": m["rm/n_valid"] == 0} for m in ms if "rm/n_valid" in m] for ms in kept]
     rm_calls = [x for x in rm_calls if x]  # Cooper runs only
     signal = {f: [group_signal(r["logged"], f) for r in cut.values()] for f in (True, False)}
-    prefix = {f: [prefix_answers(r["logged"], f) for r in cut.values()] for f in (True, False)}
+    wrong = {f: [wrong_answers(r["logged"], f) for r in cut.values()] for f in (True, False)}
+    answers = {  # held-out answers at the first and the last kept evaluation, mean over seeds
+        k: {
+            f: mean(r["heldout_answers"].get(r["evals"][i]["step"], {}).get(k) for r in cut.values())
+            for f, i in (("start", 0), ("final", -1))
+        }
+        for k in ("no_strict_answer", "copied_of_wrong")
+    }
     summary = {
         "seeds": sorted(cut),
         "last_eval_step": last,
@@ -365,10 +417,21 @@ def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
         "within_group_pairs_late": sum(n for _, _, n in signal[False]),
         "all_wrong_groups_early": mean(w for _, w, _ in signal[True]),
         "all_wrong_groups_late": mean(w for _, w, _ in signal[False]),
-        "prefix_answers_early": mean(x for x, _, _ in prefix[True]),
-        "prefix_answers_late": mean(x for x, _, _ in prefix[False]),
-        "prefix_answers_reward_late": mean(x for _, x, _ in prefix[False]),
-        "other_wrong_reward_late": mean(x for _, _, x in prefix[False]),
+        "prefix_answers_early": mean(w["prefix"] for w in wrong[True]),
+        "prefix_answers_late": mean(w["prefix"] for w in wrong[False]),
+        "prefix_answers_reward_late": mean(w["prefix_reward"] for w in wrong[False]),
+        "other_wrong_reward_late": mean(w["non_prefix_reward"] for w in wrong[False]),
+        "copied_answers_early": mean(w["copied"] for w in wrong[True]),
+        "copied_answers_late": mean(w["copied"] for w in wrong[False]),
+        "copied_answers_reward_late": mean(w["copied_reward"] for w in wrong[False]),
+        "non_copied_wrong_reward_late": mean(w["non_copied_reward"] for w in wrong[False]),
+        "copied_rank_early": mean(w["copied_rank"] for w in wrong[True]),
+        "copied_rank_late": mean(w["copied_rank"] for w in wrong[False]),
+        "copied_rank_pairs_late": sum(w["copied_rank_pairs"] for w in wrong[False]),
+        "heldout_no_strict_answer_start": answers["no_strict_answer"]["start"],
+        "heldout_no_strict_answer_final": answers["no_strict_answer"]["final"],
+        "heldout_copied_of_wrong_start": answers["copied_of_wrong"]["start"],
+        "heldout_copied_of_wrong_final": answers["copied_of_wrong"]["final"],
         "entropy_early": quarter([r["trainer_log"] for r in cut.values() if r["trainer_log"]], "entropy", first=True),
         "entropy_late": quarter([r["trainer_log"] for r in cut.values() if r["trainer_log"]], "entropy", first=False),
         "seconds_per_optimizer_step": mean(mean(t["step_seconds"] for t in r["timing"]) for r in cut.values()),
@@ -450,19 +513,17 @@ def tables(conds: dict, diffs: dict) -> list[str]:
     lines += [
         "",
         "GRPO signal on the training rollouts, early → late (within-group AUROC of the reward against the rule, with "
-        "the number of (right, wrong) pairs it counts; share of groups with no rule-right rollout; share of rule-wrong rollouts whose answer is a proper prefix of the reference, e.g. 9 for 90, with the late mean reward of those vs the other rule-wrong ones), Cooper's RM updates (valid pairs per reward call, with the share of calls that had none), the policy's mean token entropy (TRL's log per optimizer step), and cost:",
+        "the number of (right, wrong) pairs it counts; share of groups with no rule-right rollout), Cooper's RM updates (valid pairs per reward call, with the share of calls that had none), the policy's mean token entropy (TRL's log per optimizer step), and cost:",
         "",
-        "| condition | within-group AUROC (pairs) | all-wrong groups | prefix answers (reward late vs other wrong) "
+        "| condition | within-group AUROC (pairs) | all-wrong groups "
         "| RM pairs per call (calls with none) | policy entropy | s per optimizer step | min per evaluation |",
-        "|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|",
     ]
     for c, s in conds.items():
         lines.append(
             f"| {c} | {num2(s['within_group_auroc_early'])} ({s['within_group_pairs_early']}) → "
             f"{num2(s['within_group_auroc_late'])} ({s['within_group_pairs_late']}) | "
             f"{pct(s['all_wrong_groups_early'])} → {pct(s['all_wrong_groups_late'])} | "
-            f"{pct(s['prefix_answers_early'])} → {pct(s['prefix_answers_late'])} "
-            f"({num2(s['prefix_answers_reward_late'])} vs {num2(s['other_wrong_reward_late'])}) | "
             + (
                 f"{num1(s['rm_valid_pairs_early'])} ({pct(s['rm_calls_without_pair_early'])}) → "
                 f"{num1(s['rm_valid_pairs_late'])} ({pct(s['rm_calls_without_pair_late'])}) | "
@@ -472,6 +533,29 @@ def tables(conds: dict, diffs: dict) -> list[str]:
             + f"{num2(s['entropy_early'])} → {num2(s['entropy_late'])} | "
             f"{num(s['seconds_per_optimizer_step'])} ({', '.join(s['torch_threads'])} threads) | "
             f"{num(s['minutes_per_evaluation'])} |"
+        )
+    lines += [
+        "",
+        "What the rule-wrong answers were, early → late (training rollouts: share of the wrong ones that are a proper prefix "
+        "of the reference, or a number copied from the question, with the late mean reward of those vs the other wrong "
+        "ones, and how the reward ranks a copy against another wrong answer of its group: > 0.50 pushes the policy "
+        "toward copying), and the held-out samples at the first → last evaluation (no strict answer: a format collapse; "
+        "copies among the wrong answers):",
+        "",
+        "| condition | prefix answers (reward late vs other wrong) | copied answers (reward late vs other wrong) "
+        "| copy ranked over other wrong, early → late (pairs late) | held-out: no strict answer | held-out: wrong answers "
+        "that copy the question |",
+        "|---|---|---|---|---|---|",
+    ]
+    for c, s in conds.items():
+        lines.append(
+            f"| {c} | {pct(s['prefix_answers_early'])} → {pct(s['prefix_answers_late'])} "
+            f"({num2(s['prefix_answers_reward_late'])} vs {num2(s['other_wrong_reward_late'])}) | "
+            f"{pct(s['copied_answers_early'])} → {pct(s['copied_answers_late'])} "
+            f"({num2(s['copied_answers_reward_late'])} vs {num2(s['non_copied_wrong_reward_late'])}) | "
+            f"{num2(s['copied_rank_early'])} → {num2(s['copied_rank_late'])} ({s['copied_rank_pairs_late']}) | "
+            f"{pct(s['heldout_no_strict_answer_start'])} → {pct(s['heldout_no_strict_answer_final'])} | "
+            f"{pct(s['heldout_copied_of_wrong_start'])} → {pct(s['heldout_copied_of_wrong_final'])} |"
         )
     for k, v in diffs.items():
         lines.append(

@@ -107,17 +107,51 @@ def test_committed_logs_report_what_their_evaluations_say(tmp_path, monkeypatch)
     assert (tmp_path / "dynamics.png").stat().st_size > 10_000
 
 
-def test_prefix_answers_are_proper_prefixes_of_the_reference():
-    def wrong(answer, reference, reward):
-        return {
-            "step": 1,
-            "question": "q",
-            "reference": reference,
-            "completion": f"The answer is $\\boxed{{{answer}}}$.",
-            "verdict": False,
-            "reward": reward,
-        }
+def _wrong(answer, reference, reward, question="q"):
+    return {
+        "step": 1,
+        "question": question,
+        "reference": reference,
+        "completion": f"The answer is $\\boxed{{{answer}}}$.",
+        "verdict": False,
+        "reward": reward,
+    }
 
-    logged = [wrong("9", "90", 1.0), wrong("1", "1,929", 0.8), wrong("91", "90", 0.2), wrong("8", "90", 0.0)]
-    share, prefix_reward, other_reward = rh.prefix_answers(logged, first=True)
-    assert share == 0.5 and prefix_reward == pytest.approx(0.9) and other_reward == pytest.approx(0.1)
+
+def test_prefix_answers_are_proper_prefixes_of_the_reference():
+    logged = [_wrong("9", "90", 1.0), _wrong("1", "1,929", 0.8), _wrong("91", "90", 0.2), _wrong("8", "90", 0.0)]
+    w = rh.wrong_answers(logged, first=True)
+    assert w["prefix"] == 0.5 and w["prefix_reward"] == pytest.approx(0.9)
+    assert w["non_prefix_reward"] == pytest.approx(0.1)
+
+
+def test_copied_answers_are_numbers_of_the_question_and_ranked_within_groups():
+    q = "Liam has 13 pencils. He collects 3 more and gives away 1,200 stickers. How many pencils?"
+    logged = [
+        _wrong("13", "16", 0.9, q),  # a copy, ranked over both other wrong answers of its group
+        _wrong("1200", "16", 0.7, q),  # a copy too (thousands separator in the question)
+        _wrong("14", "16", 0.8, q),
+        _wrong("15", "16", 0.1, q),
+        _wrong("13", "16", 0.5, "Other question with 2 apples"),  # not in its question: no copy, no pair
+    ]
+    w = rh.wrong_answers(logged, first=True)
+    assert w["copied"] == pytest.approx(2 / 5)
+    assert w["copied_reward"] == pytest.approx(0.8) and w["non_copied_reward"] == pytest.approx(1.4 / 3)
+    # pairs (copy, other wrong) in the first group only: (0.9 > 0.8), (0.9 > 0.1), (0.7 < 0.8), (0.7 > 0.1)
+    assert w["copied_rank_pairs"] == 4 and w["copied_rank"] == pytest.approx(3 / 4)
+    assert not rh.copied(q, None) and not rh.copied(q, "3.5") and rh.copied(q, "3")
+
+
+def test_heldout_answers_count_format_and_copies(tmp_path):
+    d = tmp_path / "run-s0"
+    (d / "eval/step-0").mkdir(parents=True)
+    rows = [
+        {"dataset": "a", "id": "1", "question": "Ann has 5 cats and 2 dogs.", "extracted": "5", "correct": False},
+        {"dataset": "a", "id": "1", "question": "Ann has 5 cats and 2 dogs.", "extracted": None, "correct": False},
+        {"dataset": "a", "id": "2", "question": "Ann has 5 cats and 2 dogs.", "extracted": "7", "correct": True},
+        {"dataset": "a", "id": "2", "question": "Ann has 5 cats and 2 dogs.", "extracted": "8", "correct": False},
+    ]
+    with gzip.open(d / "eval/step-0/samples.jsonl.gz", "wt") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    run = rh.load_run(d)
+    assert run["heldout_answers"][0] == {"no_strict_answer": 0.25, "copied_of_wrong": pytest.approx(1 / 3)}

@@ -299,6 +299,13 @@ def is_parseable(answer: str, timeout: float = DEFAULT_TIMEOUT) -> bool:
     return _sandboxes(1)[0].call("parse", s, "", timeout)
 
 
+def plain_number(answer: str) -> Fraction | None:
+    """The value of an extracted answer that is a plain number as the numeric fast path reads it (thousands
+    separators, decimals, fractions a/b, units and $ dropped; a % sign is ignored), else None."""
+    x = _to_number(answer.strip())
+    return None if x is None else x[0]
+
+
 def numbers_differ(pred: str, gold: str) -> bool:
     """True only if both extracted answers are plain numbers (as the numeric fast path reads them: thousands
     separators, decimals, fractions a/b, %) and they are not equal: a wrong verdict no symbolic check could revise."""
