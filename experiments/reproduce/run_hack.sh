@@ -6,6 +6,10 @@
 #   cooper       --reward cooper --rm $RM --negatives corrupt  (the paper's negatives, offline; 1 pair per prompt)
 #   cooper_new   --reward cooper --rm $RM --negatives $NEW_NEGATIVES --pairs_per_prompt $NEW_PAIRS
 #                (+ mined rollouts, truncated positives, master-key replies; up to 2 pairs per prompt and kind)
+#   cooper_ref   --reward cooper --rm $RM --negatives $REF_NEGATIVES --pairs_per_prompt $REF_PAIRS --reference_positives true
+#                (beyond the paper: a prompt with no verified rollout takes its worked solution as the positive, so the
+#                RM is still corrected where the policy fails: added after seed 0, where both Cooper runs starved of
+#                positives as their policies collapsed; mined negatives pick the exploit of the moment)
 #   model_strong --reward model  --rm $STRONG_RM               (the best VerifyRM, static, beside the weaker RM)
 # RM defaults to a deliberately weaker VerifyRM (experiments/reproduce/weak_rm.sh: round 2's data categories,
 # 100 steps), so that hacking is reachable at a CPU budget; STRONG_RM is the issue-14 VerifyRM (run_v3.sh).
@@ -37,6 +41,8 @@ SEEDS=${SEEDS:-0 1 2}
 SFT_STEPS=${SFT_STEPS:-100}
 NEW_NEGATIVES=${NEW_NEGATIVES:-corrupt,mined,truncate,masterkey}
 NEW_PAIRS=${NEW_PAIRS:-2}
+REF_NEGATIVES=${REF_NEGATIVES:-corrupt,mined}
+REF_PAIRS=${REF_PAIRS:-2}
 DATA_SEED=${DATA_SEED:-1000}
 JOBS=${JOBS:-1}                     # runs side by side (each with THREADS torch threads)
 THREADS=${THREADS:-$(( $(nproc) / JOBS > 0 ? $(nproc) / JOBS : 1 ))}
@@ -116,10 +122,11 @@ flags() {  # the condition's own flags
     model_strong) echo "--reward model --rm $STRONG_RM" ;;
     cooper) echo "--reward cooper --rm $RM --negatives corrupt" ;;
     cooper_new) echo "--reward cooper --rm $RM --negatives $NEW_NEGATIVES --pairs_per_prompt $NEW_PAIRS" ;;
+    cooper_ref) echo "--reward cooper --rm $RM --negatives $REF_NEGATIVES --pairs_per_prompt $REF_PAIRS --reference_positives true" ;;
   esac
 }
 # the static RM first: whether (and when) it is hacked is the first thing the experiment shows
-CONDITIONS=${CONDITIONS:-model rule cooper cooper_new${STRONG_RM:+ model_strong}}
+CONDITIONS=${CONDITIONS:-model rule cooper cooper_new cooper_ref${STRONG_RM:+ model_strong}}
 case " $CONDITIONS " in *" model_strong "*) [ -n "$STRONG_RM" ] || { echo "model_strong needs STRONG_RM" >&2; exit 1; } ;; esac
 run_one() {  # seed, condition: skip if finished, else run (or resume) it
   local S=$1 c=$2 dir=$OUT/$2-s$1 fin done_steps own resume cmd x
@@ -135,6 +142,7 @@ cfg, seed, data_seed, lr, flags = json.load(open(sys.argv[1])), int(sys.argv[2])
 want = {"seed": seed, "data_seed": data_seed, "learning_rate": lr, "pairs_per_prompt": 1}
 want |= {flags[i][2:]: flags[i + 1] for i in range(0, len(flags), 2)}
 want["pairs_per_prompt"] = int(want["pairs_per_prompt"])
+want = {k: {"true": True, "false": False}.get(v, v) if isinstance(v, str) else v for k, v in want.items()}
 if want["reward"] == "rule":
     want.pop("pairs_per_prompt")
 bad = {k: (cfg.get(k), v) for k, v in want.items() if cfg.get(k) != v}

@@ -144,3 +144,51 @@ def test_confidently_wrong():
     assert not confidently_wrong("\\boxed{18/2}", "9") and not confidently_wrong("\\boxed{\\frac{18}{2}}", "9")
     assert not confidently_wrong("\\boxed{x+1}", "9")  # symbolic: not decided by a number comparison
     assert not confidently_wrong("#### 8", "9", strict_verdict=True)
+
+
+def test_reference_positives_stand_in_for_prompts_the_policy_got_wrong(tmp_path):
+    from cooper_rl.cooper.step import reference_positives
+
+    rm = tiny_rm(tmp_path / "rm")
+    gen = make_negative_generator("corrupt,mined")
+    ref_sol = restyle(SOL, "boxed", drop_calc=True)
+    qs, refs = ["q"] * 3 + ["p"] * 3 + ["r"] * 2, ["9"] * 3 + ["5"] * 3 + ["4"] * 2
+    # q: all wrong (two confidently), p: one verified rollout, r: all wrong and its "solution" is wrong
+    comps = ["#### 8", "#### 13", "no idea", "\\boxed{5}", "\\boxed{6}", "\\boxed{7}", "\\boxed{3}", "\\boxed{2}"]
+    sols = [ref_sol] * 3 + ["2 + 3 = 5.\n#### 5"] * 3 + ["#### 5"] * 2
+    verdicts = verify.verify_batch(comps, refs)
+    scores = [0.2, 0.9, 0.99, 0.8, 0.1, 0.3, 0.5, 0.5]
+    # q gets its solution (twice with 2 pairs per prompt); p has a rollout positive; r's solution fails the rule
+    assert reference_positives(qs, refs, verdicts, sols) == [0]
+    assert reference_positives(qs, refs, verdicts, sols, pairs_per_prompt=2) == [0, 0]
+    before = weights(rm)
+    out = cooper_step(rm, gen, qs, refs, comps, verdicts, pairs_per_prompt=2, scores=scores, solutions=sols)
+    assert out["reference_positives"] == 1 and out["positive_rate"] == pytest.approx(1 / 3)
+    assert out["invalid/no_positive"] == 1  # r only
+    # mined for q: its confidently wrong rollouts, the RM's favourite first ("#### 13", then "#### 8"; "no idea"
+    # has no answer); for p: "\boxed{7}" then "\boxed{6}"
+    assert out["valid/mined"] == 4 and not same(before, weights(rm))
+    # without solutions the step is the paper's: q has no positive
+    out = cooper_step(rm, gen, qs, refs, comps, verdicts, pairs_per_prompt=2, scores=scores)
+    assert "reference_positives" not in out and out["invalid/no_positive"] == 2 and out["valid/mined"] == 2
+
+
+def test_reference_positive_pairs_are_what_the_negatives_got(tmp_path):
+    """A reference positive is paired with the prompt's own rollouts (none excluded: the positive is none of them),
+    the RM's favourite confidently wrong one first."""
+    seen = {}
+
+    def spy(questions, references, positives, groups=None):
+        seen.update(p=positives, g=groups)
+        return MinedNegatives()(questions, references, positives, groups)
+
+    rm = tiny_rm(tmp_path / "rm")
+    ref_sol = restyle(SOL, "boxed", drop_calc=True)
+    comps = ["#### 8", "#### 13", "\\boxed{11}", "\\boxed{10}"]
+    verdicts = verify.verify_batch(comps, ["9"] * 4)
+    assert not any(verdicts)
+    scores = [0.1, 0.4, 0.3, 0.2]
+    out = cooper_step(rm, spy, ["q"] * 4, ["9"] * 4, comps, verdicts, scores=scores, solutions=[ref_sol] * 4)
+    assert seen["p"] == [ref_sol] and [c for c, _, _ in seen["g"][0]] == comps
+    assert out["n_valid"] == 1 and out["reference_positives"] == 1 and out["positive_rate"] == 0.0
+    assert MinedNegatives()(["q"], ["9"], [ref_sol], seen["g"])[0] == ["#### 13"]

@@ -83,3 +83,18 @@ def test_cooper_reward_returns_scores_from_before_its_update(rm, tmp_path):
     row = json.loads((tmp_path / "m.jsonl").read_text())
     assert row["rm/valid_rate"] == 1.0 and row["rule_accuracy"] == 0.5
     assert torch.is_grad_enabled()
+
+
+def test_cooper_reward_takes_the_solution_column_for_reference_positives(rm, tmp_path):
+    reward = CooperReward(rm, CorruptNegatives(0), reference_positives=True)
+    rm.configure_optimizer(lr=1e-3)
+    wrong = ["The answer is \\boxed{8}.", "\\boxed{6}", "The answer is \\boxed{10}.", "nine"]  # no prompt verified
+    with pytest.raises(ValueError, match="solution"):
+        call(reward, wrong)  # the dataset has no solution column
+    sols = ["3 + 4 = 7.\nThe answer is $\\boxed{7}$."] * 2 + ["2 + 7 = 9.\nThe answer is $\\boxed{9}$."] * 2
+    logged = {}
+    state = SimpleNamespace(global_step=0, is_world_process_zero=True)
+    reward(
+        completions=wrong, question=Q, reference=REF, solution=sols, trainer_state=state, log_metric=logged.__setitem__
+    )
+    assert logged["cooper/rm/reference_positives"] == 2 and logged["cooper/rm/n_valid"] == 2

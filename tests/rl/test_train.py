@@ -625,3 +625,25 @@ def test_a_signal_checkpoints_at_the_end_of_the_generation_batch_and_resume_fini
     assert (tmp_path / "checkpoint-2" / RM_DIR / RM_STATE).is_file()
     summary = run_rl(RLConfig(**{**cfg.__dict__, "resume_from_checkpoint": "last"}))
     assert summary["global_step"] == 6 and summary["checkpoint"].endswith("checkpoint-2")
+
+
+def test_reference_positives_reach_the_rm_step_through_trl(assets, tmp_path, one_thread):
+    """--reference_positives: the dataset carries each problem's worked solution in the prompt's boxed format, TRL
+    hands it to the reward, and prompts without a verified rollout get it as their positive (a tiny policy gets
+    almost nothing right, so nearly every prompt's positive is its solution)."""
+    tok = load_tokenizer(str(assets / "policy"))
+    ds = build_dataset(RLConfig(datasets=["builtin:train:4"], reference_positives=True), tok)[0]
+    assert all(
+        s.endswith(f"The answer is $\\boxed{{{r}}}$.") and "<<" not in s
+        for s, r in zip(ds["solution"], ds["reference"])
+    )
+    assert "solution" not in build_dataset(RLConfig(datasets=["builtin:train:4"]), tok)[0].column_names
+    cfg = config(
+        assets, tmp_path, "cooper", datasets=["builtin:train:8"], reference_positives=True, negatives="corrupt,mined"
+    )
+    trainer, reward, _ = build_trainer(cfg)
+    trainer.train()
+    metrics = rows(cfg.output_dir)
+    assert sum(m["rm/reference_positives"] for m in metrics) > 0 and sum(m["rm/n_valid"] for m in metrics) > 0
+    with pytest.raises(ValueError, match="worked solution"):
+        build_dataset(RLConfig(datasets=[str(assets / "data.jsonl")], reference_positives=True), tok)

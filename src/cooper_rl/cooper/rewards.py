@@ -7,7 +7,8 @@ over the G rollouts of a prompt); completions are strings for plain-text prompts
     RuleReward    r = 1 if the rule verifier (strict) accepts the completion's answer vs the reference, else 0
     ModelReward   r = sigmoid(VerifyRM(question, reference, completion)), RM frozen
     CooperReward  ModelReward, then the Cooper RM update (step.py) on this step's rollouts; the rewards
-                  returned are the scores computed BEFORE that update
+                  returned are the scores computed BEFORE that update (with reference_positives, a dataset
+                  column `solution` gives the positive of prompts without a verified rollout)
 
 Every call also computes metrics: rule accuracy of the rollouts (always), mean reward, RM-vs-rule agreement
 (RM score >= 0.5 vs verdict), the RM-fooled rate (share of rule-wrong rollouts the RM scores >= 0.5), the hacking monitor's flag and, for Cooper, the RM step's metrics. They go to
@@ -50,8 +51,9 @@ class RuleReward:
         self.mode, self.timeout = mode, timeout
         self.last_metrics: dict = {}
 
-    def rewards(self, questions, references, texts, verdicts) -> tuple[list[float], dict]:
-        """(rewards, extra metrics) for verified completions; subclasses replace this."""
+    def rewards(self, questions, references, texts, verdicts, solutions=None) -> tuple[list[float], dict]:
+        """(rewards, extra metrics) for verified completions (solutions: the dataset's `solution` column, if any);
+        subclasses replace this."""
         return [float(v) for v in verdicts], {}
 
     def __call__(
@@ -69,7 +71,10 @@ class RuleReward:
         t0 = time.perf_counter()
         verdicts = verify.verify_batch(texts, reference, self.mode, self.timeout)
         t_verify = time.perf_counter() - t0
-        rewards, extra = self.rewards(list(question), list(reference), texts, verdicts)
+        solutions = kwargs.get("solution")
+        rewards, extra = self.rewards(
+            list(question), list(reference), texts, verdicts, None if solutions is None else list(solutions)
+        )
         metrics = {
             "rule_accuracy": sum(verdicts) / len(verdicts),
             "reward_mean": sum(rewards) / len(rewards),
@@ -126,7 +131,7 @@ class ModelReward(RuleReward):
         super().__init__(**kwargs)
         self.rm, self.batch_size = rm, batch_size
 
-    def rewards(self, questions, references, texts, verdicts) -> tuple[list[float], dict]:
+    def rewards(self, questions, references, texts, verdicts, solutions=None) -> tuple[list[float], dict]:
         """RM scores and the fraction where (score >= 0.5) equals the rule verdict."""
         t0 = time.perf_counter()
         scores = self.rm.score(questions, references, texts, batch_size=self.batch_size)
@@ -140,17 +145,30 @@ class ModelReward(RuleReward):
 class CooperReward(ModelReward):
     """ModelReward whose RM is then updated on this step's rollouts (Cooper co-optimization)."""
 
-    def __init__(self, rm, negatives, pairs_per_prompt: int = 1, **kwargs):
-        """negatives: a generator of negatives.py; pairs_per_prompt: pairs per prompt; kwargs: those of ModelReward."""
+    def __init__(self, rm, negatives, pairs_per_prompt: int = 1, reference_positives: bool = False, **kwargs):
+        """negatives: a generator of negatives.py; pairs_per_prompt: pairs per prompt; reference_positives: prompts
+        without a verified rollout take their worked solution (the `solution` column) as the positive (beyond the
+        paper); kwargs: those of ModelReward."""
         super().__init__(rm, **kwargs)
         self.negatives, self.pairs_per_prompt = negatives, pairs_per_prompt
+        self.reference_positives = reference_positives
 
-    def rewards(self, questions, references, texts, verdicts) -> tuple[list[float], dict]:
+    def rewards(self, questions, references, texts, verdicts, solutions=None) -> tuple[list[float], dict]:
         """Scores from the RM as it is now, then one RM update (its metrics are returned with the scores)."""
         scores, extra = super().rewards(questions, references, texts, verdicts)
+        if self.reference_positives and solutions is None:
+            raise ValueError("reference_positives needs a `solution` column in the training dataset")
         t0 = time.perf_counter()
         step = cooper_step(
-            self.rm, self.negatives, questions, references, texts, verdicts, self.pairs_per_prompt, scores=scores
+            self.rm,
+            self.negatives,
+            questions,
+            references,
+            texts,
+            verdicts,
+            self.pairs_per_prompt,
+            scores=scores,
+            solutions=solutions if self.reference_positives else None,
         )
         t_step = time.perf_counter() - t0
         timing = {"time/negatives": step["neg_seconds"], "time/rm_update": t_step - step["neg_seconds"]}

@@ -10,6 +10,12 @@ have been scored:
      verified rollout and several wrong ones gets several mined pairs, and a pair made twice counts once);
   3. one RM update on the pairs:  L = mean over valid pairs of -log sigmoid(s(pos) - s(neg)).
 
+Beyond the paper, `solutions` (reference positives): a prompt with no verified rollout takes its worked solution
+(in the policy's answer format) as the positive, so the RM keeps being corrected where the policy fails -- with
+only rollout positives, Cooper's updates vanish as the policy collapses, and GRPO's group-normalised advantages
+push the policy toward whichever wrong answer the RM ranks first in its all-wrong groups (docs/RESULTS.md). Its
+`mined` negatives come from all of that prompt's rollouts.
+
 A negative that could not be made (assistant down, slow, garbage, still correct) masks its pair and is
 counted by reason; the step never raises because of the assistant.
 """
@@ -21,6 +27,7 @@ from collections import Counter
 
 import torch
 
+from cooper_rl import verify
 from cooper_rl.cooper.negatives import call_generator
 
 
@@ -50,43 +57,71 @@ def fill_positives(pos: list[int], questions, references, pairs_per_prompt: int)
     return [idx[k % len(idx)] for idx in by_prompt.values() for k in range(max(pairs_per_prompt, len(idx)))]
 
 
-def rollout_groups(pos, questions, references, completions, scores, verdicts) -> list[list[tuple[str, float, bool]]]:
-    """For each positive index: the other rollouts of its prompt as (completion, RM score, strict rule verdict) --
-    what `mined` negatives choose from (scores: the RM's, before this step's update; None gives 0.0)."""
+def reference_positives(questions, references, verdicts, solutions, pairs_per_prompt: int = 1) -> list[int]:
+    """Indices of the prompts (their first rollout, `pairs_per_prompt` times) that have no verified rollout and a
+    worked solution (`solutions[i]`, None where unknown) the strict rule verifier accepts against the reference:
+    those prompts take the solution as their positive."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, key in enumerate(zip(questions, references)):
+        groups.setdefault(key, []).append(i)
+    chosen = []
+    for (_, ref), idx in groups.items():
+        sol = solutions[idx[0]]
+        if any(verdicts[i] for i in idx) or not sol or not verify.verify(sol, ref, "strict"):
+            continue
+        chosen += [idx[0]] * pairs_per_prompt
+    return chosen
+
+
+def rollout_groups(
+    pos, questions, references, completions, scores, verdicts, exclude_self: bool = True
+) -> list[list[tuple[str, float, bool]]]:
+    """For each positive index: the other rollouts of its prompt (all of them with exclude_self=False: a reference
+    positive is none of them) as (completion, RM score, strict rule verdict) -- what `mined` negatives choose from
+    (scores: the RM's, before this step's update; None gives 0.0)."""
     scores = scores if scores is not None else [0.0] * len(completions)
     by_prompt: dict[tuple[str, str], list[int]] = {}
     for j, key in enumerate(zip(questions, references)):
         by_prompt.setdefault(key, []).append(j)
     return [
-        [(completions[j], scores[j], bool(verdicts[j])) for j in by_prompt[questions[i], references[i]] if j != i]
+        [
+            (completions[j], scores[j], bool(verdicts[j]))
+            for j in by_prompt[questions[i], references[i]]
+            if j != i or not exclude_self
+        ]
         for i in pos
     ]
 
 
 def cooper_step(
-    rm, negatives, questions, references, completions, verdicts, pairs_per_prompt: int = 1, scores=None
+    rm, negatives, questions, references, completions, verdicts, pairs_per_prompt: int = 1, scores=None, solutions=None
 ) -> dict:
     """One reward-model update on (positive, negative) pairs made from this step's rollouts (one pair per positive
-    and negative kind; `scores`: the RM's scores of the rollouts, for mined negatives). Returns metrics: rm_loss
-    (None if no valid pair), n_pairs, n_valid, valid_rate, positive_rate (prompts with a positive), neg_seconds,
+    and negative kind; `scores`: the RM's scores of the rollouts, for mined negatives; `solutions`: per rollout its
+    prompt's worked solution or None, to use as the positive of prompts without a verified rollout -- beyond the
+    paper). Returns metrics: rm_loss (None if no valid pair), n_pairs, n_valid, valid_rate, positive_rate (prompts
+    with a verified rollout), reference_positives (prompts whose positive is their solution), neg_seconds,
     rm_grad_norm, valid/<kind> counts of a mix, and invalid/<reason> counts (no_positive counts prompts)."""
     pos = select_positives(questions, references, completions, verdicts, pairs_per_prompt)
     pos = fill_positives(pos, questions, references, pairs_per_prompt)
-    q = [questions[i] for i in pos]
-    r = [references[i] for i in pos]
-    p = [completions[i] for i in pos]
+    ref = reference_positives(questions, references, verdicts, solutions, pairs_per_prompt) if solutions else []
+    q = [questions[i] for i in pos + ref]
+    r = [references[i] for i in pos + ref]
+    p = [completions[i] for i in pos] + [solutions[i] for i in ref]
     groups = rollout_groups(pos, questions, references, completions, scores, verdicts)
+    groups += rollout_groups(ref, questions, references, completions, scores, verdicts, exclude_self=False)
+    n_pos = len(p)
 
     t0 = time.perf_counter()
-    negs, reasons = (list(x) for x in call_generator(negatives, q, r, p, groups)) if pos else ([], [])
+    negs, reasons = (list(x) for x in call_generator(negatives, q, r, p, groups)) if p else ([], [])
     neg_seconds = time.perf_counter() - t0
     kinds = getattr(negatives, "kinds", None)  # a NegativeMix: one negative per positive and kind, kind-major
     q, r, p = (x * len(kinds) for x in (q, r, p)) if kinds else (q, r, p)
     seen = set()  # a pair a kind made twice (a repeated positive, a negative it could not vary) counts once
     for j, n in enumerate(negs):
-        key = (j // len(pos), q[j], r[j], p[j], n)
+        key = (j // n_pos, q[j], r[j], p[j], n)
         if n is not None and key in seen:
-            negs[j], reasons[j] = None, (f"{kinds[j // len(pos)]}:duplicate" if kinds else "duplicate")
+            negs[j], reasons[j] = None, (f"{kinds[j // n_pos]}:duplicate" if kinds else "duplicate")
         seen.add(key)
 
     valid = [n is not None for n in negs]
@@ -95,8 +130,9 @@ def cooper_step(
 
     n_prompts = len(set(zip(questions, references)))
     n_with_pos = len({(questions[i], references[i]) for i in pos})
+    n_ref = len({(questions[i], references[i]) for i in ref})
     invalid = Counter(x for x in reasons if x)
-    invalid["no_positive"] = n_prompts - n_with_pos
+    invalid["no_positive"] = n_prompts - n_with_pos - n_ref
     return {
         "rm_loss": out["rm_loss"],
         "rm_grad_norm": out["grad_norm"],
@@ -104,7 +140,8 @@ def cooper_step(
         "n_valid": out["n_valid"],
         "valid_rate": out["n_valid"] / len(p) if p else 0.0,
         "positive_rate": n_with_pos / n_prompts if n_prompts else 0.0,
+        **({"reference_positives": n_ref} if solutions is not None else {}),
         "neg_seconds": neg_seconds,
         **{f"invalid/{k}": v for k, v in sorted(invalid.items())},
-        **({f"valid/{k}": sum(valid[i * len(pos) : (i + 1) * len(pos)]) for i, k in enumerate(kinds)} if kinds else {}),
+        **({f"valid/{k}": sum(valid[i * n_pos : (i + 1) * n_pos]) for i, k in enumerate(kinds)} if kinds else {}),
     }

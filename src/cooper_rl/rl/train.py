@@ -28,6 +28,7 @@ from cooper_rl import verify
 from cooper_rl.cooper.monitor import HackingMonitor
 from cooper_rl.cooper.negatives import make_negative_generator
 from cooper_rl.cooper.rewards import CooperReward, ModelReward, RuleReward
+from cooper_rl.formats import restyle
 from cooper_rl.generation import PROMPT_TEMPLATE, chat_messages, render_messages
 from cooper_rl.io import DataError, atomic_write_json
 from cooper_rl.models import bf16_flag
@@ -159,6 +160,16 @@ class RLConfig:
             "help": "Up to N (positive, negative) pairs per prompt and negative kind (paper: 1): distinct verified "
             "rollouts first, then the same ones again with other negatives (mined: the next wrong rollout; a pair "
             "made twice is masked as a duplicate)."
+        },
+    )
+    reference_positives: bool = field(
+        default=False,
+        metadata={
+            "help": "Cooper, beyond the paper: a prompt with no rule-verified rollout takes its worked solution (the "
+            "problem's `solution`, final line in the prompt's \\boxed{} format, as cooper sft trains on it) as the "
+            "positive, paired with every negative kind (mined: that prompt's confidently wrong rollout the RM scores "
+            "highest). Keeps the RM corrected where the policy fails; with rollout positives only, Cooper's updates "
+            "vanish as the policy collapses (docs/RESULTS.md)."
         },
     )
     monitor_window: int = field(
@@ -398,9 +409,14 @@ def build_dataset(cfg: RLConfig, tokenizer):
                 dropped += 1
                 continue
             # conversational rows when the tokenizer has a chat template: TRL applies it
-            rows.append({"prompt": messages if chat else text, "question": p.question, "reference": p.answer})
+            row = {"prompt": messages if chat else text, "question": p.question, "reference": p.answer}
+            if cfg.reference_positives:  # the positive of a prompt the policy gets wrong (cooper/step.py)
+                row["solution"] = restyle(p.solution, "boxed", drop_calc=True) if p.solution else None
+            rows.append(row)
     if not rows:
         raise ValueError(f"no training prompts left from {cfg.datasets} ({dropped} longer than max_prompt_length)")
+    if cfg.reference_positives and not any(r["solution"] for r in rows):
+        raise ValueError(f"reference_positives: no problem of {cfg.datasets} has a worked solution ending in '#### N'")
     return Dataset.from_list(rows), dropped
 
 
@@ -450,7 +466,15 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
         max_tokens=cfg.assistant_max_tokens,
         temperature=cfg.assistant_temperature,
     )
-    reward = CooperReward(rm, negatives, cfg.pairs_per_prompt, monitor=monitor, batch_size=cfg.rm_batch_size, **common)
+    reward = CooperReward(
+        rm,
+        negatives,
+        cfg.pairs_per_prompt,
+        reference_positives=cfg.reference_positives,
+        monitor=monitor,
+        batch_size=cfg.rm_batch_size,
+        **common,
+    )
     if checkpoint is not None:
         load_rm_state(reward, checkpoint)
     return reward
@@ -600,7 +624,7 @@ RUN_IDENTITY = {
     "model": ("rm", "rm_max_length", "rm_sha256"),
     "cooper": (
         "rm", "rm_max_length", "rm_sha256", "rm_learning_rate", "rm_weight_decay", "rm_warmup_steps", "negatives",
-        "assistant", "pairs_per_prompt",
+        "assistant", "pairs_per_prompt", "reference_positives",
     ),
 }  # fmt: skip
 
