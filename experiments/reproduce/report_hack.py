@@ -45,13 +45,15 @@ Definitions (summary.json repeats them; docs/RESULTS.md uses them):
                      against the other rule-wrong rollouts' (the exploit found in cooper seed 0)
   copied answers     rule-wrong rollouts whose final answer (strict extraction, a plain number) equals a number in
                      the question ("Liam has 13 pencils. He collects 3 more" -> 13): their share early / late, their
-                     mean reward late against the other rule-wrong rollouts', and the within-group rank of copies
-                     among the wrong answers late (over groups with a copied and a non-copied wrong answer, the share
-                     of (copy, other wrong) pairs the reward ranks the copy first, ties half: > 0.5 = GRPO pushes
-                     toward copying; the exploit found in cooper_new seed 0)
+                     mean reward late against the other rule-wrong rollouts' that have an answer, and the
+                     within-group rank of copies among the wrong answers (over groups with a copy and another wrong
+                     answer, the share of (copy, other wrong answer) pairs the reward ranks the copy first, ties
+                     half: > 0.5 = GRPO pushes toward copying; the exploit found in cooper_new seed 0). Replies with
+                     no extractable answer count in the share's denominator but in neither comparison
   held-out answers   the held-out samples at the first and last kept evaluation: the share with no strict answer
-                     (a format collapse: the policy's answers are unreadable to the strict rule) and the share of
-                     the wrong ones whose answer is a copied question number (a collapse to restating the question)
+                     (a format collapse: the policy's answers are unreadable to the strict rule) and, of the wrong
+                     samples that have a strict answer, the share whose answer is a copied question number (a
+                     collapse to restating the question)
   RM pairs per call  Cooper's RM updates, early / late as above: valid (positive, negative) pairs per reward call
                      (metrics `rm/n_valid`) and the share of reward calls with none (no RM update that call)
   same span          while runs are in progress (conditions cut at different evaluation steps), every condition
@@ -111,7 +113,7 @@ def load_run(d: Path) -> dict:
             acc[r["dataset"]][r["id"]].append(float(r["correct"]))
         step = int(step_dir.name.split("-")[1])
         per_problem[step] = {ds: {i: sum(v) / len(v) for i, v in ids.items()} for ds, ids in acc.items()}
-        wrong = [r for r in rows if not r["correct"]]
+        wrong = [r for r in rows if not r["correct"] and r.get("extracted") is not None]  # wrong answers
         answers[step] = {
             "no_strict_answer": mean(float(r.get("extracted") is None) for r in rows),
             "copied_of_wrong": mean(float(copied(r["question"], r.get("extracted"))) for r in wrong),
@@ -280,15 +282,15 @@ def wrong_answers(logged: list[dict], first: bool) -> dict:
             answer = (verify.extract_answer(r["completion"], "strict") or "").replace(",", "")
             ref = str(r["reference"]).replace(",", "")
             prefix = bool(answer) and answer != ref and ref.startswith(answer)
-            rows.append(((r["step"], r["question"]), r["reward"], prefix, copied(r["question"], answer)))
+            rows.append(((r["step"], r["question"]), r["reward"], prefix, copied(r["question"], answer), bool(answer)))
     groups = defaultdict(list)
-    for g, reward, _, copy in rows:
-        groups[g].append((reward, copy))
+    for g, reward, _, copy, has_answer in rows:
+        groups[g].append((reward, copy, has_answer))
     wins = pairs = 0
-    for g in groups.values():
-        for a, ca in g:
-            for b, cb in g:
-                if ca and not cb:
+    for g in groups.values():  # a copy against another wrong ANSWER (not a reply without one, e.g. cut at the cap)
+        for a, ca, _ in g:
+            for b, cb, hb in g:
+                if ca and not cb and hb:
                     pairs += 1
                     wins += (a > b) + 0.5 * (a == b)
     share = (lambda k: sum(x[k] for x in rows) / len(rows)) if rows else (lambda k: None)
@@ -298,7 +300,7 @@ def wrong_answers(logged: list[dict], first: bool) -> dict:
         "non_prefix_reward": mean(x[1] for x in rows if not x[2]),
         "copied": share(3),
         "copied_reward": mean(x[1] for x in rows if x[3]),
-        "non_copied_reward": mean(x[1] for x in rows if not x[3]),
+        "non_copied_reward": mean(x[1] for x in rows if not x[3] and x[4]),
         "copied_rank": wins / pairs if pairs else None,
         "copied_rank_pairs": pairs,
     }
@@ -539,8 +541,8 @@ def tables(conds: dict, diffs: dict) -> list[str]:
         "What the rule-wrong answers were, early → late (training rollouts: share of the wrong ones that are a proper prefix "
         "of the reference, or a number copied from the question, with the late mean reward of those vs the other wrong "
         "ones, and how the reward ranks a copy against another wrong answer of its group: > 0.50 pushes the policy "
-        "toward copying), and the held-out samples at the first → last evaluation (no strict answer: a format collapse; "
-        "copies among the wrong answers):",
+        "toward copying; replies without an answer are in neither comparison), and the held-out samples at the first → "
+        "last evaluation (no strict answer: a format collapse; copies among the wrong answers that have one):",
         "",
         "| condition | prefix answers (reward late vs other wrong) | copied answers (reward late vs other wrong) "
         "| copy ranked over other wrong, early → late (pairs late) | held-out: no strict answer | held-out: wrong answers "

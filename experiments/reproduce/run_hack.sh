@@ -145,6 +145,9 @@ want["pairs_per_prompt"] = int(want["pairs_per_prompt"])
 want = {k: {"true": True, "false": False}.get(v, v) if isinstance(v, str) else v for k, v in want.items()}
 if want["reward"] == "rule":
     want.pop("pairs_per_prompt")
+if want["reward"] == "cooper":  # cooper and cooper_new runs have none (older run configs lack the field)
+    want.setdefault("reference_positives", False)
+cfg.setdefault("reference_positives", False)
 bad = {k: (cfg.get(k), v) for k, v in want.items() if cfg.get(k) != v}
 if bad:
     sys.exit(f"{sys.argv[1]}: a finished run of another experiment (field: (its value, this one's)): {bad}")

@@ -159,12 +159,12 @@ def test_reference_positives_stand_in_for_prompts_the_policy_got_wrong(tmp_path)
     verdicts = verify.verify_batch(comps, refs)
     scores = [0.2, 0.9, 0.99, 0.8, 0.1, 0.3, 0.5, 0.5]
     # q gets its solution (twice with 2 pairs per prompt); p has a rollout positive; r's solution fails the rule
-    assert reference_positives(qs, refs, verdicts, sols) == [0]
-    assert reference_positives(qs, refs, verdicts, sols, pairs_per_prompt=2) == [0, 0]
+    assert reference_positives(qs, refs, verdicts, sols) == ([0], 1)
+    assert reference_positives(qs, refs, verdicts, sols, pairs_per_prompt=2) == ([0, 0], 1)
     before = weights(rm)
     out = cooper_step(rm, gen, qs, refs, comps, verdicts, pairs_per_prompt=2, scores=scores, solutions=sols)
     assert out["reference_positives"] == 1 and out["positive_rate"] == pytest.approx(1 / 3)
-    assert out["invalid/no_positive"] == 1  # r only
+    assert out["invalid/no_positive"] == 1 and out["invalid/solution_rejected"] == 1  # r only
     # mined for q: its confidently wrong rollouts, the RM's favourite first ("#### 13", then "#### 8"; "no idea"
     # has no answer); for p: "\boxed{7}" then "\boxed{6}"
     assert out["valid/mined"] == 4 and not same(before, weights(rm))

@@ -133,9 +133,10 @@ def test_copied_answers_are_numbers_of_the_question_and_ranked_within_groups():
         _wrong("14", "16", 0.8, q),
         _wrong("15", "16", 0.1, q),
         _wrong("13", "16", 0.5, "Other question with 2 apples"),  # not in its question: no copy, no pair
+        {**_wrong("0", "16", 0.95, q), "completion": "I am not sure"},  # no answer: in no comparison
     ]
     w = rh.wrong_answers(logged, first=True)
-    assert w["copied"] == pytest.approx(2 / 5)
+    assert w["copied"] == pytest.approx(2 / 6)
     assert w["copied_reward"] == pytest.approx(0.8) and w["non_copied_reward"] == pytest.approx(1.4 / 3)
     # pairs (copy, other wrong) in the first group only: (0.9 > 0.8), (0.9 > 0.1), (0.7 < 0.8), (0.7 > 0.1)
     assert w["copied_rank_pairs"] == 4 and w["copied_rank"] == pytest.approx(3 / 4)
@@ -154,4 +155,5 @@ def test_heldout_answers_count_format_and_copies(tmp_path):
     with gzip.open(d / "eval/step-0/samples.jsonl.gz", "wt") as f:
         f.writelines(json.dumps(r) + "\n" for r in rows)
     run = rh.load_run(d)
-    assert run["heldout_answers"][0] == {"no_strict_answer": 0.25, "copied_of_wrong": pytest.approx(1 / 3)}
+    # of the wrong samples with an answer ("5", "8"), one copies the question
+    assert run["heldout_answers"][0] == {"no_strict_answer": 0.25, "copied_of_wrong": 0.5}

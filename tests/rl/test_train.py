@@ -632,7 +632,7 @@ def test_reference_positives_reach_the_rm_step_through_trl(assets, tmp_path, one
     hands it to the reward, and prompts without a verified rollout get it as their positive (a tiny policy gets
     almost nothing right, so nearly every prompt's positive is its solution)."""
     tok = load_tokenizer(str(assets / "policy"))
-    ds = build_dataset(RLConfig(datasets=["builtin:train:4"], reference_positives=True), tok)[0]
+    ds = build_dataset(RLConfig(datasets=["builtin:train:4"], reward="cooper", reference_positives=True), tok)[0]
     assert all(
         s.endswith(f"The answer is $\\boxed{{{r}}}$.") and "<<" not in s
         for s, r in zip(ds["solution"], ds["reference"])
@@ -646,4 +646,6 @@ def test_reference_positives_reach_the_rm_step_through_trl(assets, tmp_path, one
     metrics = rows(cfg.output_dir)
     assert sum(m["rm/reference_positives"] for m in metrics) > 0 and sum(m["rm/n_valid"] for m in metrics) > 0
     with pytest.raises(ValueError, match="worked solution"):
-        build_dataset(RLConfig(datasets=[str(assets / "data.jsonl")], reference_positives=True), tok)
+        build_dataset(RLConfig(datasets=[str(assets / "data.jsonl")], reward="cooper", reference_positives=True), tok)
+    with pytest.raises(ValueError, match="--reward cooper"):
+        build_dataset(RLConfig(datasets=["builtin:train:4"], reward="model", reference_positives=True), tok)

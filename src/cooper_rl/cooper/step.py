@@ -57,20 +57,23 @@ def fill_positives(pos: list[int], questions, references, pairs_per_prompt: int)
     return [idx[k % len(idx)] for idx in by_prompt.values() for k in range(max(pairs_per_prompt, len(idx)))]
 
 
-def reference_positives(questions, references, verdicts, solutions, pairs_per_prompt: int = 1) -> list[int]:
-    """Indices of the prompts (their first rollout, `pairs_per_prompt` times) that have no verified rollout and a
-    worked solution (`solutions[i]`, None where unknown) the strict rule verifier accepts against the reference:
-    those prompts take the solution as their positive."""
+def reference_positives(questions, references, verdicts, solutions, pairs_per_prompt: int = 1) -> tuple[list[int], int]:
+    """(indices of the prompts -- their first rollout, `pairs_per_prompt` times -- that have no verified rollout and
+    a worked solution (`solutions[i]`, None where unknown) the strict rule verifier accepts against the reference:
+    those prompts take the solution as their positive; the number of prompts whose solution the rule rejected)."""
     groups: dict[tuple[str, str], list[int]] = {}
     for i, key in enumerate(zip(questions, references)):
         groups.setdefault(key, []).append(i)
-    chosen = []
+    chosen, rejected = [], 0
     for (_, ref), idx in groups.items():
         sol = solutions[idx[0]]
-        if any(verdicts[i] for i in idx) or not sol or not verify.verify(sol, ref, "strict"):
+        if any(verdicts[i] for i in idx) or not sol:
+            continue
+        if not verify.verify(sol, ref, "strict"):
+            rejected += 1
             continue
         chosen += [idx[0]] * pairs_per_prompt
-    return chosen
+    return chosen, rejected
 
 
 def rollout_groups(
@@ -104,7 +107,9 @@ def cooper_step(
     rm_grad_norm, valid/<kind> counts of a mix, and invalid/<reason> counts (no_positive counts prompts)."""
     pos = select_positives(questions, references, completions, verdicts, pairs_per_prompt)
     pos = fill_positives(pos, questions, references, pairs_per_prompt)
-    ref = reference_positives(questions, references, verdicts, solutions, pairs_per_prompt) if solutions else []
+    ref, rejected = (
+        reference_positives(questions, references, verdicts, solutions, pairs_per_prompt) if solutions else ([], 0)
+    )
     q = [questions[i] for i in pos + ref]
     r = [references[i] for i in pos + ref]
     p = [completions[i] for i in pos] + [solutions[i] for i in ref]
@@ -133,6 +138,8 @@ def cooper_step(
     n_ref = len({(questions[i], references[i]) for i in ref})
     invalid = Counter(x for x in reasons if x)
     invalid["no_positive"] = n_prompts - n_with_pos - n_ref
+    if rejected:  # prompts whose worked solution the rule verifier did not accept (counted in no_positive too)
+        invalid["solution_rejected"] = rejected
     return {
         "rm_loss": out["rm_loss"],
         "rm_grad_norm": out["grad_norm"],

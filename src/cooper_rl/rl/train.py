@@ -391,6 +391,8 @@ def build_dataset(cfg: RLConfig, tokenizer):
 
     from cooper_rl.data import load_problems
 
+    if cfg.reference_positives and cfg.reward != "cooper":
+        raise ValueError(f"--reference_positives is a Cooper option: it needs --reward cooper (got {cfg.reward!r})")
     chat = bool(getattr(tokenizer, "chat_template", None))
     rows, dropped = [], 0
     for source in cfg.datasets:
