@@ -55,7 +55,8 @@ Definitions (summary.json repeats them; docs/RESULTS.md uses them):
                      samples that have a strict answer, the share whose answer is a copied question number (a
                      collapse to restating the question)
   RM pairs per call  Cooper's RM updates, early / late as above: valid (positive, negative) pairs per reward call
-                     (metrics `rm/n_valid`) and the share of reward calls with none (no RM update that call)
+                     (metrics `rm/n_valid`) and the share of reward calls with none (no RM update that call); with
+                     --reference_positives also the prompts per call whose positive was their worked solution
   same span          while runs are in progress (conditions cut at different evaluation steps), every condition
                      again over the steps all of them reached (summary.json `same_span`, the second half of
                      table.md), so that conditions are compared over the same steps
@@ -377,7 +378,10 @@ def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
             "checks": {c: n for c in CHECKS if (n := sum(c in x["flags"] for x in again))},
         }
     kept = [r["metrics"] for r in cut.values()]
-    rm_calls = [[{"n": m["rm/n_valid"], "none": m["rm/n_valid"] == 0} for m in ms if "rm/n_valid" in m] for ms in kept]
+    rm_calls = [
+        [{"n": m["rm/n_valid"], "none": m["rm/n_valid"] == 0, "ref": m.get("rm/reference_positives")} for m in ms]
+        for ms in ([m for m in ms if "rm/n_valid" in m] for ms in kept)
+    ]
     rm_calls = [x for x in rm_calls if x]  # Cooper runs only
     signal = {f: [group_signal(r["logged"], f) for r in cut.values()] for f in (True, False)}
     wrong = {f: [wrong_answers(r["logged"], f) for r in cut.values()] for f in (True, False)}
@@ -448,6 +452,9 @@ def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
         "rm_valid_pairs_late": quarter(rm_calls, "n", first=False),
         "rm_calls_without_pair_early": quarter(rm_calls, "none", first=True),
         "rm_calls_without_pair_late": quarter(rm_calls, "none", first=False),
+        # --reference_positives: prompts per reward call whose positive was their worked solution (None otherwise)
+        "rm_reference_positives_early": quarter(rm_calls, "ref", first=True),
+        "rm_reference_positives_late": quarter(rm_calls, "ref", first=False),
     }
     return summary, pp
 
@@ -518,7 +525,8 @@ def tables(conds: dict, diffs: dict) -> list[str]:
         "the number of (right, wrong) pairs it counts; share of groups with no rule-right rollout), Cooper's RM updates (valid pairs per reward call, with the share of calls that had none), the policy's mean token entropy (TRL's log per optimizer step), and cost:",
         "",
         "| condition | within-group AUROC (pairs) | all-wrong groups "
-        "| RM pairs per call (calls with none) | policy entropy | s per optimizer step | min per evaluation |",
+        "| RM pairs per call (calls with none) [prompts with a reference positive] | policy entropy "
+        "| s per optimizer step | min per evaluation |",
         "|---|---|---|---|---|---|---|",
     ]
     for c, s in conds.items():
@@ -528,7 +536,13 @@ def tables(conds: dict, diffs: dict) -> list[str]:
             f"{pct(s['all_wrong_groups_early'])} → {pct(s['all_wrong_groups_late'])} | "
             + (
                 f"{num1(s['rm_valid_pairs_early'])} ({pct(s['rm_calls_without_pair_early'])}) → "
-                f"{num1(s['rm_valid_pairs_late'])} ({pct(s['rm_calls_without_pair_late'])}) | "
+                f"{num1(s['rm_valid_pairs_late'])} ({pct(s['rm_calls_without_pair_late'])})"
+                + (
+                    f" [{num1(s['rm_reference_positives_early'])} → {num1(s['rm_reference_positives_late'])}]"
+                    if s.get("rm_reference_positives_early") is not None
+                    else ""
+                )
+                + " | "
                 if s["rm_valid_pairs_early"] is not None
                 else "- | "
             )

@@ -36,9 +36,12 @@ def test_group_signal_counts_pairs_within_groups_only():
     assert rh.group_signal([], first=True) == (None, None, 0)
 
 
-def fake_run(d: Path, last_step: int, acc_by_step: dict, reward=0.5, reused_step0=False, threads=None):
+def fake_run(
+    d: Path, last_step: int, acc_by_step: dict, reward=0.5, reused_step0=False, threads=None, extra_metrics=None
+):
     """A run directory as run_hack.sh leaves it: evaluations at acc_by_step's steps, one reward call every 4 steps
-    (reused_step0: its step-0 policy evaluation copied from a sibling run, in no time)."""
+    (reused_step0: its step-0 policy evaluation copied from a sibling run, in no time; extra_metrics(step): more
+    metrics of a reward call)."""
     d.mkdir(parents=True)
     (d / "rl_config.json").write_text(
         json.dumps({"prompts_per_step": 2, "num_generations": 4, "steps_per_generation": 4})
@@ -52,6 +55,7 @@ def fake_run(d: Path, last_step: int, acc_by_step: dict, reward=0.5, reused_step
     (d / "evals.jsonl").write_text("".join(json.dumps(e) + "\n" for e in evals))
     steps = range(1, last_step + 1, 4)
     metrics = [{"step": s, "reward_mean": reward, "rule_accuracy": 0.2, "completion_length": s} for s in steps]
+    metrics = [m | (extra_metrics(m["step"]) if extra_metrics else {}) for m in metrics]
     (d / "metrics.jsonl").write_text("".join(json.dumps(m) + "\n" for m in metrics))
     extra = {"torch_threads": threads} if threads else {}  # older logs have no thread count
     timing = [{"step": s, "step_seconds": 2.0, "completion_tokens": 8 * s, **extra} for s in steps]
@@ -89,6 +93,25 @@ def test_runs_in_progress_are_also_compared_over_the_steps_all_reached(tmp_path,
     cooper_examples = (tmp_path / "examples.md").read_text().split("## cooper")[1]
     steps = [int(line.split(",")[0].removeprefix("- step ")) for line in cooper_examples.strip().splitlines()]
     assert steps and max(steps) <= 100
+
+
+def test_reference_positives_per_reward_call_are_reported(tmp_path, monkeypatch):
+    fake_run(tmp_path / "runs/cooper-s0", 100, {0: 0.3, 100: 0.2}, extra_metrics=lambda s: {"rm/n_valid": 2})
+    ref = {"rm/n_valid": 6}
+    fake_run(
+        tmp_path / "runs/cooper_ref-s0",
+        100,
+        {0: 0.3, 100: 0.25},
+        extra_metrics=lambda s: ref | {"rm/reference_positives": 1 if s < 50 else 5},
+    )
+    monkeypatch.setattr("sys.argv", ["report_hack.py", str(tmp_path)])
+    rh.main()
+    c = json.loads((tmp_path / "summary.json").read_text())["conditions"]
+    assert list(c) == ["cooper", "cooper_ref"]  # the report's order of conditions
+    assert (c["cooper_ref"]["rm_reference_positives_early"], c["cooper_ref"]["rm_reference_positives_late"]) == (1, 5)
+    assert c["cooper"]["rm_reference_positives_early"] is None and c["cooper_ref"]["rm_valid_pairs_late"] == 6
+    table = (tmp_path / "table.md").read_text()
+    assert "6.0 (0.0) → 6.0 (0.0) [1.0 → 5.0]" in table and "2.0 (0.0) → 2.0 (0.0) |" in table
 
 
 @pytest.mark.skipif(not (ROOT / "experiments/reproduce/results_hack/runs").is_dir(), reason="no committed logs")
