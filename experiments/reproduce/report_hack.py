@@ -238,12 +238,17 @@ def hacked(run: dict) -> bool | None:
     return heldout(ev[-1]) <= heldout(ev[0]) - HACK_DROP and mean(r[-tenth:]) >= mean(r[:tenth])
 
 
+def quarter_steps(logged: list[dict], first: bool) -> set[int]:
+    """The steps of the first (or last) quarter of the reward calls in a run's logged rollouts."""
+    steps = sorted({r["step"] for r in logged})
+    n = max(1, len(steps) // 4)
+    return set(steps[:n] if first else steps[-n:])
+
+
 def group_signal(logged: list[dict], first: bool) -> tuple[float | None, float | None, int]:
     """(within-group AUROC, share of all-wrong groups, number of (right, wrong) pairs) over the first (or last) quarter of a run's reward calls in
     its logged rollouts (module docstring: GRPO signal); None where there is nothing to count."""
-    steps = sorted({r["step"] for r in logged})
-    n = max(1, len(steps) // 4)
-    keep = set(steps[:n] if first else steps[-n:])
+    keep = quarter_steps(logged, first)
     groups = defaultdict(list)
     for r in logged:
         if r["step"] in keep:
@@ -274,9 +279,7 @@ def wrong_answers(logged: list[dict], first: bool) -> dict:
     docstring: prefix answers, copied answers): the share of prefix answers (a proper prefix of the reference, e.g. 9
     for 90: the exploit of cooper seed 0) and their mean reward against the other wrong ones'; the same for copied
     question numbers (the exploit of cooper_new seed 0), with the within-group rank of copies among wrong answers."""
-    steps = sorted({r["step"] for r in logged})
-    n = max(1, len(steps) // 4)
-    keep = set(steps[:n] if first else steps[-n:])
+    keep = quarter_steps(logged, first)
     rows = []  # (group, reward, is prefix, is copy)
     for r in logged:
         if r["step"] in keep and not r["verdict"]:
@@ -379,8 +382,12 @@ def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
         }
     kept = [r["metrics"] for r in cut.values()]
     rm_calls = [
-        [{"n": m["rm/n_valid"], "none": m["rm/n_valid"] == 0, "ref": m.get("rm/reference_positives")} for m in ms]
-        for ms in ([m for m in ms if "rm/n_valid" in m] for ms in kept)
+        [
+            {"n": m["rm/n_valid"], "none": m["rm/n_valid"] == 0, "ref": m.get("rm/reference_positives")}
+            for m in ms
+            if "rm/n_valid" in m
+        ]
+        for ms in kept
     ]
     rm_calls = [x for x in rm_calls if x]  # Cooper runs only
     signal = {f: [group_signal(r["logged"], f) for r in cut.values()] for f in (True, False)}

@@ -31,14 +31,19 @@ from cooper_rl import verify
 from cooper_rl.cooper.negatives import call_generator
 
 
+def prompt_groups(questions, references, indices=None) -> dict[tuple[str, str], list[int]]:
+    """{(question, reference): the rollout indices of that prompt, in order}, over `indices` (default: all)."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i in range(len(questions)) if indices is None else indices:
+        groups.setdefault((questions[i], references[i]), []).append(i)
+    return groups
+
+
 def select_positives(questions, references, completions, verdicts, pairs_per_prompt: int = 1) -> list[int]:
     """Indices of positive rollouts: per prompt (question, reference), up to `pairs_per_prompt` distinct
     completions whose verdict (rule verifier vs the reference) is True, in rollout order."""
-    groups: dict[tuple[str, str], list[int]] = {}
-    for i, key in enumerate(zip(questions, references)):
-        groups.setdefault(key, []).append(i)
     chosen = []
-    for idx in groups.values():
+    for idx in prompt_groups(questions, references).values():
         seen: set[str] = set()
         for i in idx:
             if verdicts[i] and completions[i] not in seen and len(seen) < pairs_per_prompt:
@@ -51,9 +56,7 @@ def fill_positives(pos: list[int], questions, references, pairs_per_prompt: int)
     """`pos` with each prompt's positives repeated in turn until it has `pairs_per_prompt` of them: a prompt with
     one verified rollout and several wrong ones gets several pairs from kinds with several candidates (mined);
     what a kind cannot vary (the same truncation again) is masked as a duplicate by cooper_step."""
-    by_prompt: dict[tuple[str, str], list[int]] = {}
-    for i in pos:
-        by_prompt.setdefault((questions[i], references[i]), []).append(i)
+    by_prompt = prompt_groups(questions, references, pos)
     return [idx[k % len(idx)] for idx in by_prompt.values() for k in range(max(pairs_per_prompt, len(idx)))]
 
 
@@ -61,11 +64,8 @@ def reference_positives(questions, references, verdicts, solutions, pairs_per_pr
     """(indices of the prompts -- their first rollout, `pairs_per_prompt` times -- that have no verified rollout and
     a worked solution (`solutions[i]`, None where unknown) the strict rule verifier accepts against the reference:
     those prompts take the solution as their positive; the number of prompts whose solution the rule rejected)."""
-    groups: dict[tuple[str, str], list[int]] = {}
-    for i, key in enumerate(zip(questions, references)):
-        groups.setdefault(key, []).append(i)
     chosen, rejected = [], 0
-    for (_, ref), idx in groups.items():
+    for (_, ref), idx in prompt_groups(questions, references).items():
         sol = solutions[idx[0]]
         if any(verdicts[i] for i in idx) or not sol:
             continue
@@ -83,9 +83,7 @@ def rollout_groups(
     positive is none of them) as (completion, RM score, strict rule verdict) -- what `mined` negatives choose from
     (scores: the RM's, before this step's update; None gives 0.0)."""
     scores = scores if scores is not None else [0.0] * len(completions)
-    by_prompt: dict[tuple[str, str], list[int]] = {}
-    for j, key in enumerate(zip(questions, references)):
-        by_prompt.setdefault(key, []).append(j)
+    by_prompt = prompt_groups(questions, references)
     return [
         [
             (completions[j], scores[j], bool(verdicts[j]))
