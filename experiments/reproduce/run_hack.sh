@@ -68,9 +68,15 @@ RM_EVAL=${RM_EVAL:-experiments/verifyrm/v3/heldout.jsonl}
 mkdir -p $OUT $R
 # per-run logs go with the results (run dirs hold checkpoints and are not committed), then the report
 report() {
+  last() { tail -1 $1/metrics.jsonl 2>/dev/null | grep -o '^{"step": [0-9]*' | grep -o '[0-9]*$' || echo 0; }   # its last logged step
   for d in $OUT/*-s*/; do
     [ -d "$d" ] || continue   # no runs here (a fresh clone): report the committed logs as they are
-    n=$(basename $d); rm -rf $R/runs/$n; mkdir -p $R/runs/$n   # a fresh copy: no stale evaluations of a resumed run
+    n=$(basename $d)
+    # a rerun from step 0 (a lost machine) replaces the committed logs only once it has got further than they did
+    if [ "$(last $R/runs/$n)" -gt "$(last $d)" ]; then
+      echo "[hack] $n: keeping the committed logs (to step $(last $R/runs/$n)); the run dir is at step $(last $d)"; continue
+    fi
+    rm -rf $R/runs/$n; mkdir -p $R/runs/$n   # a fresh copy: no stale evaluations of a resumed run
     cp $d/{metrics,evals,timing}.jsonl $d/rl_config.json $d/rl_summary.json $R/runs/$n/ 2>/dev/null || true
     [ -f $d/rollouts.jsonl ] && gzip -c $d/rollouts.jsonl > $R/runs/$n/rollouts.jsonl.gz
     ck=$(ls -d $d/checkpoint-* 2>/dev/null | sort -V | tail -1 || true)   # its trainer log: entropy, KL, loss per step
