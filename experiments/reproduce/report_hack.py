@@ -40,6 +40,14 @@ Definitions (summary.json repeats them; docs/RESULTS.md uses them):
                      ranks right first, ties half) and the share of all-wrong groups (no rollout rule-right: the
                      rule gives them no advantage; an RM that ranks wrong answers pushes the policy toward its
                      favourite wrong ones)
+  advantage push     where the GRPO update on the logged rollouts pointed, early / late as above: the share of the
+                     positive advantage (sum of max(A, 0)) that went to rule-wrong rollouts, with A computed as TRL
+                     does for scale_rewards "group" (reward minus the group's mean, over the group's unbiased std +
+                     1e-4: what the runs trained with) and, on the same rollouts, "batch" (over the reward call's
+                     std) and "none" (not divided): a counterfactual of the update's direction on these rollouts,
+                     not of a run trained so. summary.json also has the share of |A| inside all-wrong groups. The rule
+                     gives wrong rollouts no positive advantage (0); an RM gives each all-wrong group's advantage to
+                     the wrong answers it ranks first
   prefix answers     rule-wrong rollouts whose final answer (strict extraction) is a proper prefix of the
                      reference (9 for 90, 1 for 1929): their share early / late and their mean reward late
                      against the other rule-wrong rollouts' (the exploit found in cooper seed 0)
@@ -265,6 +273,56 @@ def group_signal(logged: list[dict], first: bool) -> tuple[float | None, float |
     return (wins / pairs if pairs else None), (all_wrong / len(groups) if groups else None), pairs
 
 
+SCALES = ("group", "batch", "none")  # TRL's scale_rewards: the runs train with "group"; the others are counterfactual
+
+
+def advantages(rewards: list[float], groups: list[int], scale: str) -> list[float]:
+    """TRL's GRPO advantages of one reward call's rollouts (groups[i]: rollout i's prompt): the reward minus its
+    group's mean, divided by the unbiased std of its group ("group") or of the whole call ("batch") plus 1e-4, or not
+    divided ("none")."""
+
+    def std(xs):
+        m = sum(xs) / len(xs)
+        return (sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5 if len(xs) > 1 else 0.0
+
+    members = defaultdict(list)
+    for g, r in zip(groups, rewards):
+        members[g].append(r)
+    out = []
+    for g, r in zip(groups, rewards):
+        a = r - sum(members[g]) / len(members[g])
+        if scale != "none":
+            a /= (std(members[g]) if scale == "group" else std(rewards)) + 1e-4
+        out.append(a)
+    return out
+
+
+def advantage_push(logged: list[dict], first: bool) -> dict:
+    """Where the GRPO update on the logged rollouts of the first (or last) quarter of the reward calls points, per
+    scale_rewards (module docstring: advantage push): {scale: (share of the positive advantage that goes to rule-wrong
+    rollouts, share of the |advantage| inside all-wrong groups)}; None where no rollout has an advantage."""
+    keep = quarter_steps(logged, first)
+    calls = defaultdict(list)
+    for r in logged:
+        if r["step"] in keep:
+            calls[r["step"]].append(r)
+    out = {}
+    for scale in SCALES:
+        pos = pos_wrong = absolute = abs_all_wrong = 0.0
+        for rows in calls.values():
+            right = defaultdict(bool)
+            for r in rows:
+                right[r["question"]] |= bool(r["verdict"])
+            adv = advantages([r["reward"] for r in rows], [r["question"] for r in rows], scale)
+            for r, a in zip(rows, adv):
+                pos += max(a, 0.0)
+                pos_wrong += max(a, 0.0) * (not r["verdict"])
+                absolute += abs(a)
+                abs_all_wrong += abs(a) * (not right[r["question"]])
+        out[scale] = (pos_wrong / pos if pos else None, abs_all_wrong / absolute if absolute else None)
+    return out
+
+
 _QUESTION_NUMBER_RE = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 
 
@@ -392,6 +450,7 @@ def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
     rm_calls = [x for x in rm_calls if x]  # Cooper runs only
     signal = {f: [group_signal(r["logged"], f) for r in cut.values()] for f in (True, False)}
     wrong = {f: [wrong_answers(r["logged"], f) for r in cut.values()] for f in (True, False)}
+    push = {f: [advantage_push(r["logged"], f) for r in cut.values()] for f in (True, False)}
     answers = {  # held-out answers at the first and the last kept evaluation, mean over seeds
         k: {
             f: mean(r["heldout_answers"].get(r["evals"][i]["step"], {}).get(k) for r in cut.values())
@@ -430,6 +489,15 @@ def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
         "within_group_pairs_late": sum(n for _, _, n in signal[False]),
         "all_wrong_groups_early": mean(w for _, w, _ in signal[True]),
         "all_wrong_groups_late": mean(w for _, w, _ in signal[False]),
+        # per scale_rewards ("group" as trained; "batch", "none" counterfactual on the same rollouts)
+        **{
+            f"advantage_push_to_wrong_{when}": {k: mean(p[k][0] for p in push[f]) for k in SCALES}
+            for f, when in ((True, "early"), (False, "late"))
+        },
+        **{
+            f"advantage_in_all_wrong_groups_{when}": {k: mean(p[k][1] for p in push[f]) for k in SCALES}
+            for f, when in ((True, "early"), (False, "late"))
+        },
         "prefix_answers_early": mean(w["prefix"] for w in wrong[True]),
         "prefix_answers_late": mean(w["prefix"] for w in wrong[False]),
         "prefix_answers_reward_late": mean(w["prefix_reward"] for w in wrong[False]),
@@ -529,12 +597,14 @@ def tables(conds: dict, diffs: dict) -> list[str]:
     lines += [
         "",
         "GRPO signal on the training rollouts, early → late (within-group AUROC of the reward against the rule, with "
-        "the number of (right, wrong) pairs it counts; share of groups with no rule-right rollout), Cooper's RM updates (valid pairs per reward call, with the share of calls that had none), the policy's mean token entropy (TRL's log per optimizer step), and cost:",
+        "the number of (right, wrong) pairs it counts; share of groups with no rule-right rollout), Cooper's RM updates (valid pairs per reward call, with the share of calls that had none), "
+        "the share of the positive GRPO advantage that went to rule-wrong rollouts (0 for the rule; with TRL's scale_rewards as "
+        "trained, and recomputed on the same rollouts with the batch std or no std: a counterfactual, first-order), the policy's mean token entropy (TRL's log per optimizer step), and cost:",
         "",
         "| condition | within-group AUROC (pairs) | all-wrong groups "
-        "| RM pairs per call (calls with none) [prompts with a reference positive] | policy entropy "
-        "| s per optimizer step | min per evaluation |",
-        "|---|---|---|---|---|---|---|",
+        "| RM pairs per call (calls with none) [prompts with a reference positive] | positive advantage on "
+        "rule-wrong rollouts: group (as trained); batch; none | policy entropy | s per optimizer step | min per evaluation |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for c, s in conds.items():
         lines.append(
@@ -553,7 +623,11 @@ def tables(conds: dict, diffs: dict) -> list[str]:
                 if s["rm_valid_pairs_early"] is not None
                 else "- | "
             )
-            + f"{num2(s['entropy_early'])} → {num2(s['entropy_late'])} | "
+            + "; ".join(
+                f"{pct(s['advantage_push_to_wrong_early'][k])} → {pct(s['advantage_push_to_wrong_late'][k])}"
+                for k in SCALES
+            )
+            + f" | {num2(s['entropy_early'])} → {num2(s['entropy_late'])} | "
             f"{num(s['seconds_per_optimizer_step'])} ({', '.join(s['torch_threads'])} threads) | "
             f"{num(s['minutes_per_evaluation'])} |"
         )
