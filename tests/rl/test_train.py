@@ -179,6 +179,10 @@ def test_bf16_autocast_keeps_generation_in_fp32(assets, tmp_path, one_thread):
 def test_defaults_are_the_papers_on_policy_step(assets, tmp_path):
     args = build_trainer(config(assets, tmp_path, "rule"))[0].args
     assert (args.steps_per_generation, args.num_iterations, args.loss_type, args.beta) == (1, 1, "grpo", 1e-3)
+    assert args.scale_rewards == "group"  # GRPO's per-group std; --scale_rewards batch|none is one flag away
+    assert build_trainer(config(assets, tmp_path / "b", "rule", scale_rewards="batch"))[0].args.scale_rewards == "batch"
+    with pytest.raises(ValueError, match="scale_rewards"):
+        config(assets, tmp_path, "rule", scale_rewards="std")
     assert args.generation_batch_size == args.per_device_train_batch_size == 8  # one generation per step
 
 

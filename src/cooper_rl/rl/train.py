@@ -109,6 +109,13 @@ class RLConfig:
         metadata={"help": "Policy learning-rate schedule (transformers names: constant, linear, cosine, ...)."},
     )
     loss_type: str = field(default="grpo", metadata={"help": "TRL loss_type: grpo (paper), dapo, dr_grpo, bnpo, ..."})
+    scale_rewards: str = field(
+        default="group",
+        metadata={
+            "help": "GRPO advantage = reward - its group's mean, divided by (TRL scale_rewards): group (the group's "
+            "reward std; paper's GRPO), batch (the generation batch's std) or none (no division, as Dr. GRPO)."
+        },
+    )
     temperature: float = field(default=1.0, metadata={"help": "Rollout sampling temperature (paper: 1.0)."})
     top_p: float = field(default=1.0, metadata={"help": "Rollout nucleus sampling threshold."})
     max_prompt_length: int | None = field(
@@ -374,6 +381,8 @@ class RLConfig:
     )
 
     def __post_init__(self):
+        if self.scale_rewards not in ("group", "batch", "none"):
+            raise ValueError(f"--scale_rewards must be group, batch or none (got {self.scale_rewards!r})")
         # 'auto' bf16 options become what this machine runs natively; rl_config.json records the resolved values
         for name in ("bf16_autocast", "rollout_autocast", "rollout_bf16_weights", "rm_bf16_autocast"):
             setattr(self, name, bf16_flag(getattr(self, name)))
@@ -549,7 +558,7 @@ def build_trainer(cfg: RLConfig):
         top_p=cfg.top_p,
         beta=cfg.beta,
         loss_type=cfg.loss_type,
-        scale_rewards="group",
+        scale_rewards=cfg.scale_rewards,
         logging_steps=cfg.logging_steps,
         save_strategy="steps",
         save_steps=cfg.save_steps,
@@ -620,8 +629,8 @@ RUN_IDENTITY = {
     "all": (
         "reward", "policy", "datasets", "question_field", "answer_field", "prompt_template", "num_generations",
         "prompts_per_step", "gradient_accumulation_steps", "beta", "learning_rate", "lr_scheduler_type", "loss_type",
-        "temperature", "top_p", "max_prompt_length", "max_completion_length", "seed", "data_seed", "steps_per_generation",
-        "num_iterations",
+        "scale_rewards", "temperature", "top_p", "max_prompt_length", "max_completion_length", "seed", "data_seed",
+        "steps_per_generation", "num_iterations",
     ),
     "model": ("rm", "rm_max_length", "rm_sha256"),
     "cooper": (
