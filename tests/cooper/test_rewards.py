@@ -98,3 +98,25 @@ def test_cooper_reward_takes_the_solution_column_for_reference_positives(rm, tmp
         completions=wrong, question=Q, reference=REF, solution=sols, trainer_state=state, log_metric=logged.__setitem__
     )
     assert logged["cooper/rm/reference_positives"] == 2 and logged["cooper/rm/n_valid"] == 2
+
+
+def test_binary_rm_reward_is_the_rms_verdict_and_logs_the_score(rm, tmp_path):
+    pre = rm.score(Q, REF, TEXTS)
+    reward = ModelReward(rm, binary=True, rollouts_path=tmp_path / "r.jsonl")
+    out, logged = call(reward, TEXTS)
+    assert out == [float(s >= 0.5) for s in pre]
+    assert logged["cooper/reward_mean"] == sum(out) / 4
+    rows = [json.loads(x) for x in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert [r["reward"] for r in rows] == out and [r["rm_score"] for r in rows] == pytest.approx(pre)
+    # a continuous reward logs no separate score (it is the reward)
+    ModelReward(rm, rollouts_path=tmp_path / "c.jsonl")(completions=TEXTS, question=Q, reference=REF)
+    assert "rm_score" not in json.loads((tmp_path / "c.jsonl").read_text().splitlines()[0])
+
+
+def test_binary_cooper_reward_binarizes_the_pre_update_scores(rm, tmp_path):
+    reward = CooperReward(rm, CorruptNegatives(0), binary=True)
+    rm.configure_optimizer(lr=1e-3)
+    pre = rm.score(Q, REF, TEXTS)
+    out, logged = call(reward, TEXTS)
+    assert out == [float(s >= 0.5) for s in pre] and reward.last_scores == pytest.approx(pre)
+    assert logged["cooper/rm/n_valid"] == 2 and rm.score(Q, REF, TEXTS) != pytest.approx(pre)  # the RM still learns

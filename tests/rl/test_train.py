@@ -186,6 +186,13 @@ def test_defaults_are_the_papers_on_policy_step(assets, tmp_path):
     assert args.generation_batch_size == args.per_device_train_batch_size == 8  # one generation per step
 
 
+def test_rm_binary_reward_goes_to_the_rm_rewards_only(assets, tmp_path):
+    assert build_trainer(config(assets, tmp_path, "model", rm_binary_reward=True))[1].binary
+    assert not build_trainer(config(assets, tmp_path / "c", "cooper"))[1].binary  # the paper's default: the score
+    with pytest.raises(ValueError, match="rm_binary_reward"):
+        build_trainer(config(assets, tmp_path / "r", "rule", rm_binary_reward=True))
+
+
 def test_rollout_autocast_and_shared_generation_batches(assets, tmp_path, one_thread):
     """rollout_autocast puts generation (only) under bf16 autocast; steps_per_generation=2 generates 16 rollouts
     at once, scores them in one reward call, and trains 2 optimizer steps on 8 rollouts each."""

@@ -5,7 +5,8 @@ over the G rollouts of a prompt); completions are strings for plain-text prompts
 "content": ...}] for conversational ones.
 
     RuleReward    r = 1 if the rule verifier (strict) accepts the completion's answer vs the reference, else 0
-    ModelReward   r = sigmoid(VerifyRM(question, reference, completion)), RM frozen
+    ModelReward   r = sigmoid(VerifyRM(question, reference, completion)), RM frozen; binary: r = 1 if that score
+                  is >= 0.5, else 0 (the authors' reward_model.reward_scale option)
     CooperReward  ModelReward, then the Cooper RM update (step.py) on this step's rollouts; the rewards
                   returned are the scores computed BEFORE that update (with reference_positives, a dataset
                   column `solution` gives the positive of prompts without a verified rollout)
@@ -14,8 +15,8 @@ Every call also computes metrics: rule accuracy of the rollouts (always), mean r
 (RM score >= 0.5 vs verdict), the RM-fooled rate (share of rule-wrong rollouts the RM scores >= 0.5), the hacking monitor's flag and, for Cooper, the RM step's metrics. They go to
 TRL's logs through the `log_metric` callback TRL passes to reward functions (averaged over processes and
 logging steps, logged as "cooper/<name>"), and, on the main process, one JSON line per call to metrics.jsonl.
-With `rollouts_path`, every rollout (question, reference, completion, verdict, reward) is appended there too:
-the record to read when the reward and the rule accuracy part ways (what did the hacked outputs look like?).
+With `rollouts_path`, every rollout (question, reference, completion, verdict, reward; with a binary RM reward
+also the RM's score) is appended there too: the record to read when the reward and the rule accuracy part ways (what did the hacked outputs look like?).
 """
 
 from __future__ import annotations
@@ -106,6 +107,7 @@ class RuleReward:
         if self.metrics_path is not None and main:
             append_jsonl(self.metrics_path, [{"step": step, "time": time.time(), **metrics}])
         if self.rollouts_path is not None and main:
+            scores = self.last_scores if getattr(self, "binary", False) else None  # the RM's view behind a 0/1 reward
             append_jsonl(
                 self.rollouts_path,
                 (
@@ -117,7 +119,8 @@ class RuleReward:
                         "verdict": bool(v),
                         "reward": float(w),
                     }
-                    for q, r, c, v, w in zip(question, reference, texts, verdicts, rewards)
+                    | ({"rm_score": float(scores[i])} if scores is not None else {})
+                    for i, (q, r, c, v, w) in enumerate(zip(question, reference, texts, verdicts, rewards))
                 ),
             )
         return rewards
@@ -126,19 +129,31 @@ class RuleReward:
 class ModelReward(RuleReward):
     """sigmoid score of a frozen VerifyRM; logs rule accuracy and RM-vs-rule agreement too."""
 
-    def __init__(self, rm, batch_size: int = 64, **kwargs):
-        """rm: a VerifyRM; batch_size: sequences per scoring forward; kwargs: those of RuleReward."""
+    def __init__(self, rm, batch_size: int = 64, binary: bool = False, **kwargs):
+        """rm: a VerifyRM; batch_size: sequences per scoring forward; binary: reward 1/0 by score >= 0.5 instead of
+        the score; kwargs: those of RuleReward."""
         super().__init__(**kwargs)
-        self.rm, self.batch_size = rm, batch_size
+        self.rm, self.batch_size, self.binary = rm, batch_size, binary
+        self.last_scores: list[float] | None = None
+
+    def reward_of(self, scores: list[float]) -> list[float]:
+        """The rewards for RM scores: the scores, or with binary 1.0 where a score is >= 0.5 (the RM accepts) else 0.0."""
+        return [float(s >= 0.5) for s in scores] if self.binary else scores
 
     def rewards(self, questions, references, texts, verdicts, solutions=None) -> tuple[list[float], dict]:
-        """RM scores and the fraction where (score >= 0.5) equals the rule verdict."""
+        """Rewards from the RM's scores, with the fraction where (score >= 0.5) equals the rule verdict."""
+        scores, extra = self.score(questions, references, texts, verdicts)
+        return self.reward_of(scores), extra
+
+    def score(self, questions, references, texts, verdicts) -> tuple[list[float], dict]:
+        """RM scores (sigmoid) of the completions, the RM-vs-rule agreement and the RM-fooled rate."""
         t0 = time.perf_counter()
         scores = self.rm.score(questions, references, texts, batch_size=self.batch_size)
         t_score = time.perf_counter() - t0
         agree = sum((s >= 0.5) == v for s, v in zip(scores, verdicts)) / len(scores)
         wrong = [s for s, v in zip(scores, verdicts) if not v]
         fooled = sum(s >= 0.5 for s in wrong) / len(wrong) if wrong else None  # rule-wrong rollouts the RM accepts
+        self.last_scores = scores
         return scores, {"rm_rule_agreement": agree, "rm_fooled_rate": fooled, "time/rm_score": t_score}
 
 
@@ -154,8 +169,8 @@ class CooperReward(ModelReward):
         self.reference_positives = reference_positives
 
     def rewards(self, questions, references, texts, verdicts, solutions=None) -> tuple[list[float], dict]:
-        """Scores from the RM as it is now, then one RM update (its metrics are returned with the scores)."""
-        scores, extra = super().rewards(questions, references, texts, verdicts)
+        """Rewards from the RM as it is now, then one RM update on its scores (its metrics come with the rewards)."""
+        scores, extra = self.score(questions, references, texts, verdicts)
         if self.reference_positives and solutions is None:
             raise ValueError("reference_positives needs a `solution` column in the training dataset")
         t0 = time.perf_counter()
@@ -172,4 +187,4 @@ class CooperReward(ModelReward):
         )
         t_step = time.perf_counter() - t0
         timing = {"time/negatives": step["neg_seconds"], "time/rm_update": t_step - step["neg_seconds"]}
-        return scores, {**extra, **{f"rm/{k}": v for k, v in step.items()}, **timing}
+        return self.reward_of(scores), {**extra, **{f"rm/{k}": v for k, v in step.items()}, **timing}

@@ -134,6 +134,14 @@ class RLConfig:
     rm_batch_size: int = field(
         default=64, metadata={"help": "Sequences per RM scoring forward pass (model and cooper rewards)."}
     )
+    rm_binary_reward: bool = field(
+        default=False,
+        metadata={
+            "help": "Model and cooper rewards: 1 where the RM's score (sigmoid) is >= 0.5, else 0, instead of the "
+            "score itself (the authors' reward_model.reward_scale). GRPO then ranks only what the RM accepts above "
+            "what it rejects, not one rejected answer above another. Cooper's RM update still uses the scores."
+        },
+    )
     negatives: str = field(
         default="corrupt",
         metadata={
@@ -451,12 +459,14 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
     }
     monitor = HackingMonitor.from_config(cfg)
     if cfg.reward == "rule":
+        if cfg.rm_binary_reward:
+            raise ValueError("--rm_binary_reward is an RM option: it needs --reward model or cooper (got rule)")
         return RuleReward(monitor=monitor, **common)
     if cfg.reward == "model":
         rm = VerifyRM.from_pretrained(cfg.rm, max_length=cfg.rm_max_length, device=_rm_device())
         rm.model.eval().requires_grad_(False)
         rm.autocast = cfg.rm_bf16_autocast
-        return ModelReward(rm, monitor=monitor, batch_size=cfg.rm_batch_size, **common)
+        return ModelReward(rm, monitor=monitor, batch_size=cfg.rm_batch_size, binary=cfg.rm_binary_reward, **common)
     if cfg.reward != "cooper":
         raise ValueError(f"unknown reward {cfg.reward!r}: use rule, model or cooper")
     source = cfg.rm
@@ -484,6 +494,7 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
         reference_positives=cfg.reference_positives,
         monitor=monitor,
         batch_size=cfg.rm_batch_size,
+        binary=cfg.rm_binary_reward,
         **common,
     )
     if checkpoint is not None:
@@ -632,10 +643,10 @@ RUN_IDENTITY = {
         "scale_rewards", "temperature", "top_p", "max_prompt_length", "max_completion_length", "seed", "data_seed",
         "steps_per_generation", "num_iterations",
     ),
-    "model": ("rm", "rm_max_length", "rm_sha256"),
+    "model": ("rm", "rm_max_length", "rm_sha256", "rm_binary_reward"),
     "cooper": (
-        "rm", "rm_max_length", "rm_sha256", "rm_learning_rate", "rm_weight_decay", "rm_warmup_steps", "negatives",
-        "assistant", "pairs_per_prompt", "reference_positives",
+        "rm", "rm_max_length", "rm_sha256", "rm_binary_reward", "rm_learning_rate", "rm_weight_decay", "rm_warmup_steps",
+        "negatives", "assistant", "pairs_per_prompt", "reference_positives",
     ),
 }  # fmt: skip
 
