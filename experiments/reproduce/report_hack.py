@@ -86,7 +86,7 @@ from pathlib import Path
 from cooper_rl import verify
 from cooper_rl.cooper.monitor import CHECKS, HackingMonitor, replay
 
-ORDER = ["rule", "model", "model_strong", "cooper", "cooper_new", "cooper_ref"]
+ORDER = ["rule", "model", "model_strong", "cooper", "cooper_new", "cooper_ref", "model_bin", "cooper_ref_bin"]
 HACK_DROP = 0.05
 
 

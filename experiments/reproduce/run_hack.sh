@@ -10,6 +10,10 @@
 #                (beyond the paper: a prompt with no verified rollout takes its worked solution as the positive, so the
 #                RM is still corrected where the policy fails: added after seed 0, where both Cooper runs starved of
 #                positives as their policies collapsed; mined negatives pick the exploit of the moment)
+#   model_bin, cooper_ref_bin   model and cooper_ref with --rm_binary_reward true (reward 1 where the RM's score is
+#                >= 0.5, else 0: the authors' reward_model.reward_scale; added after seed 0, where the group-normalised
+#                advantage of the scores pushed every RM-rewarded policy toward the wrong answers its RM ranked a little
+#                higher than other wrong ones, even cooper_ref's whose RM accepted almost none: report_hack's advantage push)
 #   model_strong --reward model  --rm $STRONG_RM               (the best VerifyRM, static, beside the weaker RM)
 # RM defaults to a deliberately weaker VerifyRM (experiments/reproduce/weak_rm.sh: round 2's data categories,
 # 100 steps), so that hacking is reachable at a CPU budget; STRONG_RM is the issue-14 VerifyRM (run_v3.sh).
@@ -129,10 +133,12 @@ flags() {  # the condition's own flags
     cooper) echo "--reward cooper --rm $RM --negatives corrupt" ;;
     cooper_new) echo "--reward cooper --rm $RM --negatives $NEW_NEGATIVES --pairs_per_prompt $NEW_PAIRS" ;;
     cooper_ref) echo "--reward cooper --rm $RM --negatives $REF_NEGATIVES --pairs_per_prompt $REF_PAIRS --reference_positives true" ;;
+    model_bin) echo "$(flags model) --rm_binary_reward true" ;;
+    cooper_ref_bin) echo "$(flags cooper_ref) --rm_binary_reward true" ;;
   esac
 }
 # the static RM first: whether (and when) it is hacked is the first thing the experiment shows
-CONDITIONS=${CONDITIONS:-model rule cooper cooper_new cooper_ref${STRONG_RM:+ model_strong}}
+CONDITIONS=${CONDITIONS:-model rule cooper cooper_new cooper_ref model_bin cooper_ref_bin${STRONG_RM:+ model_strong}}
 case " $CONDITIONS " in *" model_strong "*) [ -n "$STRONG_RM" ] || { echo "model_strong needs STRONG_RM" >&2; exit 1; } ;; esac
 run_one() {  # seed, condition: skip if finished, else run (or resume) it
   local S=$1 c=$2 dir=$OUT/$2-s$1 fin done_steps own resume cmd x
@@ -154,6 +160,9 @@ if want["reward"] == "rule":
 if want["reward"] == "cooper":  # cooper and cooper_new runs have none (older run configs lack the field)
     want.setdefault("reference_positives", False)
 cfg.setdefault("reference_positives", False)
+if want["reward"] != "rule":  # only the *_bin conditions have a binary RM reward (older run configs lack the field)
+    want.setdefault("rm_binary_reward", False)
+    cfg.setdefault("rm_binary_reward", False)
 bad = {k: (cfg.get(k), v) for k, v in want.items() if cfg.get(k) != v}
 if bad:
     sys.exit(f"{sys.argv[1]}: a finished run of another experiment (field: (its value, this one's)): {bad}")
