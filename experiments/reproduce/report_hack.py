@@ -44,8 +44,9 @@ Definitions (summary.json repeats them; docs/RESULTS.md uses them):
                      positive advantage (sum of max(A, 0)) that went to rule-wrong rollouts, with A computed as TRL
                      does for scale_rewards "group" (reward minus the group's mean, over the group's unbiased std +
                      1e-4: what the runs trained with) and, on the same rollouts, "batch" (over the reward call's
-                     std) and "none" (not divided): a counterfactual of the update's direction on these rollouts,
-                     not of a run trained so. summary.json also has the share of |A| inside all-wrong groups. The rule
+                     std), "none" (not divided) and "binary" (group-scaled, the RM's scores made 1 where >= 0.5,
+                     else 0: --rm_binary_reward; a binary run logs the scores beside its rewards): counterfactuals
+                     of the update's direction on these rollouts, not of runs trained so. summary.json also has the share of |A| inside all-wrong groups. The rule
                      gives wrong rollouts no positive advantage (0); an RM gives each all-wrong group's advantage to
                      the wrong answers it ranks first
   prefix answers     rule-wrong rollouts whose final answer (strict extraction) is a proper prefix of the
@@ -274,6 +275,7 @@ def group_signal(logged: list[dict], first: bool) -> tuple[float | None, float |
 
 
 SCALES = ("group", "batch", "none")  # TRL's scale_rewards: the runs train with "group"; the others are counterfactual
+PUSHES = (*SCALES, "binary")  # + the RM's score made 0/1 at 0.5 (--rm_binary_reward), group-scaled
 
 
 def advantages(rewards: list[float], groups: list[int], scale: str) -> list[float]:
@@ -299,7 +301,8 @@ def advantages(rewards: list[float], groups: list[int], scale: str) -> list[floa
 
 def advantage_push(logged: list[dict], first: bool) -> dict:
     """Where the GRPO update on the logged rollouts of the first (or last) quarter of the reward calls points, per
-    scale_rewards (module docstring: advantage push): {scale: (share of the positive advantage that goes to rule-wrong
+    scale_rewards, and with the RM's scores made 0/1 at 0.5 ("binary", group-scaled; module docstring: advantage
+    push): {variant: (share of the positive advantage that goes to rule-wrong
     rollouts, share of the |advantage| inside all-wrong groups)}; None where no rollout has an advantage."""
     keep = quarter_steps(logged, first)
     calls = defaultdict(list)
@@ -307,19 +310,23 @@ def advantage_push(logged: list[dict], first: bool) -> dict:
         if r["step"] in keep:
             calls[r["step"]].append(r)
     out = {}
-    for scale in SCALES:
+    for variant in PUSHES:
+        scale = "group" if variant == "binary" else variant
         pos = pos_wrong = absolute = abs_all_wrong = 0.0
         for rows in calls.values():
             right = defaultdict(bool)
             for r in rows:
                 right[r["question"]] |= bool(r["verdict"])
-            adv = advantages([r["reward"] for r in rows], [r["question"] for r in rows], scale)
+            # a binary run logs the RM's score beside its 0/1 reward; elsewhere the reward is the score (or the rule)
+            rewards = [r.get("rm_score", r["reward"]) for r in rows]
+            rewards = [float(x >= 0.5) for x in rewards] if variant == "binary" else [r["reward"] for r in rows]
+            adv = advantages(rewards, [r["question"] for r in rows], scale)
             for r, a in zip(rows, adv):
                 pos += max(a, 0.0)
                 pos_wrong += max(a, 0.0) * (not r["verdict"])
                 absolute += abs(a)
                 abs_all_wrong += abs(a) * (not right[r["question"]])
-        out[scale] = (pos_wrong / pos if pos else None, abs_all_wrong / absolute if absolute else None)
+        out[variant] = (pos_wrong / pos if pos else None, abs_all_wrong / absolute if absolute else None)
     return out
 
 
@@ -491,11 +498,11 @@ def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
         "all_wrong_groups_late": mean(w for _, w, _ in signal[False]),
         # per scale_rewards ("group" as trained; "batch", "none" counterfactual on the same rollouts)
         **{
-            f"advantage_push_to_wrong_{when}": {k: mean(p[k][0] for p in push[f]) for k in SCALES}
+            f"advantage_push_to_wrong_{when}": {k: mean(p[k][0] for p in push[f]) for k in PUSHES}
             for f, when in ((True, "early"), (False, "late"))
         },
         **{
-            f"advantage_in_all_wrong_groups_{when}": {k: mean(p[k][1] for p in push[f]) for k in SCALES}
+            f"advantage_in_all_wrong_groups_{when}": {k: mean(p[k][1] for p in push[f]) for k in PUSHES}
             for f, when in ((True, "early"), (False, "late"))
         },
         "prefix_answers_early": mean(w["prefix"] for w in wrong[True]),
@@ -599,11 +606,12 @@ def tables(conds: dict, diffs: dict) -> list[str]:
         "GRPO signal on the training rollouts, early → late (within-group AUROC of the reward against the rule, with "
         "the number of (right, wrong) pairs it counts; share of groups with no rule-right rollout), Cooper's RM updates (valid pairs per reward call, with the share of calls that had none), "
         "the share of the positive GRPO advantage that went to rule-wrong rollouts (0 for the rule; with TRL's scale_rewards as "
-        "trained, and recomputed on the same rollouts with the batch std or no std: a counterfactual, first-order), the policy's mean token entropy (TRL's log per optimizer step), and cost:",
+        "trained, and recomputed on the same rollouts with the batch std, no std, or the RM's scores made 0/1 at 0.5: "
+        "counterfactuals, first-order), the policy's mean token entropy (TRL's log per optimizer step), and cost:",
         "",
         "| condition | within-group AUROC (pairs) | all-wrong groups "
         "| RM pairs per call (calls with none) [prompts with a reference positive] | positive advantage on "
-        "rule-wrong rollouts: group (as trained); batch; none | policy entropy | s per optimizer step | min per evaluation |",
+        "rule-wrong rollouts: group (as trained); batch; none; binary | policy entropy | s per optimizer step | min per evaluation |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for c, s in conds.items():
@@ -625,7 +633,7 @@ def tables(conds: dict, diffs: dict) -> list[str]:
             )
             + "; ".join(
                 f"{pct(s['advantage_push_to_wrong_early'][k])} → {pct(s['advantage_push_to_wrong_late'][k])}"
-                for k in SCALES
+                for k in PUSHES
             )
             + f" | {num2(s['entropy_early'])} → {num2(s['entropy_late'])} | "
             f"{num(s['seconds_per_optimizer_step'])} ({', '.join(s['torch_threads'])} threads) | "

@@ -53,14 +53,21 @@ def test_advantages_follow_trls_scale_rewards():
 
 def test_advantage_push_counts_what_goes_to_wrong_answers():
     rule_like = [roll(1, "a", True, 1.0), roll(1, "a", False, 0.0), roll(1, "b", False, 0.0), roll(1, "b", False, 0.0)]
-    assert rh.advantage_push(rule_like, first=True) == {k: (0.0, 0.0) for k in rh.SCALES}
+    assert rh.advantage_push(rule_like, first=True) == {k: (0.0, 0.0) for k in rh.PUSHES}
     # a mixed group the RM ranks right, and an all-wrong group with a hair between its two answers: group scaling
     # gives that hair a full-size advantage (half of all the positive push), the batch std and no std almost none
     logged = [roll(1, "a", True, 1.0), roll(1, "a", False, 0.0), roll(1, "b", False, 0.30), roll(1, "b", False, 0.31)]
     push = rh.advantage_push(logged, first=True)
     assert push["group"][0] == pytest.approx(0.5, abs=0.01) and push["group"][1] == pytest.approx(0.5, abs=0.01)
     assert push["batch"][0] < 0.02 and push["none"][0] < 0.02
-    assert rh.advantage_push([], first=True) == {k: (None, None) for k in rh.SCALES}
+    # binary: the scores made 0/1 at 0.5 (both wrong answers of b rejected: silent, as under the rule)
+    assert push["binary"] == (0.0, 0.0)
+    # a binary run's log: the 0/1 reward it trained on, the RM's score beside it
+    fooled = [roll(1, "b", False, 1.0) | {"rm_score": 0.7}, roll(1, "b", False, 0.0) | {"rm_score": 0.2}]
+    assert (
+        rh.advantage_push(fooled, first=True)["group"] == rh.advantage_push(fooled, first=True)["binary"] == (1.0, 1.0)
+    )
+    assert rh.advantage_push([], first=True) == {k: (None, None) for k in rh.PUSHES}
 
 
 def fake_run(
