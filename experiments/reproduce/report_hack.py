@@ -46,9 +46,9 @@ Definitions (summary.json repeats them; docs/RESULTS.md uses them):
                      1e-4: what the runs trained with) and, on the same rollouts, "batch" (over the reward call's
                      std), "none" (not divided) and "binary" (group-scaled, the RM's scores made 1 where >= 0.5,
                      else 0: --rm_binary_reward; a binary run logs the scores beside its rewards): counterfactuals
-                     of the update's direction on these rollouts, not of runs trained so. summary.json also has the share of |A| inside all-wrong groups. The rule
-                     gives wrong rollouts no positive advantage (0); an RM gives each all-wrong group's advantage to
-                     the wrong answers it ranks first
+                     of the update's direction on these rollouts, not of runs trained so (summary.json also has
+                     the share of |A| inside all-wrong groups). The rule gives wrong rollouts no positive advantage
+                     (0); a scored RM gives each all-wrong group's advantage to the wrong answers it ranks first
   prefix answers     rule-wrong rollouts whose final answer (strict extraction) is a proper prefix of the
                      reference (9 for 90, 1 for 1929): their share early / late and their mean reward late
                      against the other rule-wrong rollouts' (the exploit found in cooper seed 0)
