@@ -147,6 +147,7 @@ def load_run(d: Path) -> dict:
         "logged": jsonl(d / "rollouts.jsonl.gz") or jsonl(d / "rollouts.jsonl"),
         "timing": jsonl(d / "timing.jsonl"),
         "trainer_log": jsonl(d / "trainer_log.jsonl.gz"),  # per optimizer step: entropy, KL, loss (TRL's logs)
+        "scale_rewards": cfg.get("scale_rewards", "group"),
         # the current monitor with the run's settings
         "replayed": replay(d, HackingMonitor.from_config(cfg)) if metrics else [],
     }
@@ -317,9 +318,8 @@ def advantage_push(logged: list[dict], first: bool) -> dict:
             right = defaultdict(bool)
             for r in rows:
                 right[r["question"]] |= bool(r["verdict"])
-            # a binary run logs the RM's score beside its 0/1 reward; elsewhere the reward is the score (or the rule)
-            rewards = [r.get("rm_score", r["reward"]) for r in rows]
-            rewards = [float(x >= 0.5) for x in rewards] if variant == "binary" else [r["reward"] for r in rows]
+            # "binary": the RM's scores made 0/1; else what the policy got (a binary run's 0/1 reward, a score, the rule)
+            rewards = [float(rm_view(r) >= 0.5) if variant == "binary" else r["reward"] for r in rows]
             adv = advantages(rewards, [r["question"] for r in rows], scale)
             for r, a in zip(rows, adv):
                 pos += max(a, 0.0)
@@ -339,10 +339,16 @@ def copied(question: str, answer: str | None) -> bool:
     return value is not None and value in {verify.plain_number(x) for x in _QUESTION_NUMBER_RE.findall(question)}
 
 
+def rm_view(r: dict) -> float:
+    """What the reward model made of a logged rollout: its score (logged beside the 0/1 reward of a binary run), else
+    the reward (the score itself, or the rule's verdict)."""
+    return r.get("rm_score", r["reward"])
+
+
 def wrong_answers(logged: list[dict], first: bool) -> dict:
     """What the rule-wrong rollouts of the first (or last) quarter of the logged reward calls answered (module
     docstring: prefix answers, copied answers): the share of prefix answers (a proper prefix of the reference, e.g. 9
-    for 90: the exploit of cooper seed 0) and their mean reward against the other wrong ones'; the same for copied
+    for 90: the exploit of cooper seed 0) and their mean RM score against the other wrong ones'; the same for copied
     question numbers (the exploit of cooper_new seed 0), with the within-group rank of copies among wrong answers."""
     keep = quarter_steps(logged, first)
     rows = []  # (group, reward, is prefix, is copy)
@@ -351,7 +357,7 @@ def wrong_answers(logged: list[dict], first: bool) -> dict:
             answer = (verify.extract_answer(r["completion"], "strict") or "").replace(",", "")
             ref = str(r["reference"]).replace(",", "")
             prefix = bool(answer) and answer != ref and ref.startswith(answer)
-            rows.append(((r["step"], r["question"]), r["reward"], prefix, copied(r["question"], answer), bool(answer)))
+            rows.append(((r["step"], r["question"]), rm_view(r), prefix, copied(r["question"], answer), bool(answer)))
     groups = defaultdict(list)
     for g, reward, _, copy, has_answer in rows:
         groups[g].append((reward, copy, has_answer))
@@ -467,6 +473,8 @@ def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
     }
     summary = {
         "seeds": sorted(cut),
+        # TRL's scale_rewards the runs trained with (older run configs lack the field: group, the only choice then)
+        "scale_rewards": sorted({r["scale_rewards"] for r in cut.values()}),
         "last_eval_step": last,
         "rollouts_per_run": mean(min(r["rollouts"], last * r["rollouts_per_step"]) for r in seeds.values()),
         "heldout_start_mean": mean(start.values()),
@@ -496,7 +504,7 @@ def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
         "within_group_pairs_late": sum(n for _, _, n in signal[False]),
         "all_wrong_groups_early": mean(w for _, w, _ in signal[True]),
         "all_wrong_groups_late": mean(w for _, w, _ in signal[False]),
-        # per scale_rewards ("group" as trained; "batch", "none" counterfactual on the same rollouts)
+        # per scale_rewards (the runs trained with summary "scale_rewards"; the others are counterfactual) and binary
         **{
             f"advantage_push_to_wrong_{when}": {k: mean(p[k][0] for p in push[f]) for k in PUSHES}
             for f, when in ((True, "early"), (False, "late"))
@@ -601,17 +609,18 @@ def tables(conds: dict, diffs: dict) -> list[str]:
     for c, s in conds.items():
         a, b = s["heldout_start_by_set"], s["heldout_final_by_set"]
         lines.append(f"| {c} | " + " | ".join(f"{pct(a.get(n))} → {pct(b.get(n))}" for n in sets) + " |")
+    trained = "/".join(sorted({x for s in conds.values() for x in s["scale_rewards"]}))
     lines += [
         "",
         "GRPO signal on the training rollouts, early → late (within-group AUROC of the reward against the rule, with "
         "the number of (right, wrong) pairs it counts; share of groups with no rule-right rollout), Cooper's RM updates (valid pairs per reward call, with the share of calls that had none), "
-        "the share of the positive GRPO advantage that went to rule-wrong rollouts (0 for the rule; with TRL's scale_rewards as "
-        "trained, and recomputed on the same rollouts with the batch std, no std, or the RM's scores made 0/1 at 0.5: "
-        "counterfactuals, first-order), the policy's mean token entropy (TRL's log per optimizer step), and cost:",
+        f"the share of the positive GRPO advantage that went to rule-wrong rollouts (0 for the rule; with TRL's scale_rewards "
+        f"group, batch and none, the runs having trained with {trained}; binary: the RM's scores made 0/1 at 0.5, "
+        "group-scaled; all recomputed on the same rollouts: the others than the run's own are counterfactuals, first-order), the policy's mean token entropy (TRL's log per optimizer step), and cost:",
         "",
         "| condition | within-group AUROC (pairs) | all-wrong groups "
         "| RM pairs per call (calls with none) [prompts with a reference positive] | positive advantage on "
-        "rule-wrong rollouts: group (as trained); batch; none; binary | policy entropy | s per optimizer step | min per evaluation |",
+        "rule-wrong rollouts: group; batch; none; binary | policy entropy | s per optimizer step | min per evaluation |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for c, s in conds.items():
@@ -719,7 +728,10 @@ def main():
     print("\n".join(lines))
 
     # examples: per condition (seed 0 or the first), the rule-wrong rollouts of the last 10 % of steps it rewarded most
-    ex = ["# What each reward liked at the end (rule-wrong rollouts with the highest reward; seed 0)\n"]
+    ex = [
+        "# What each reward liked at the end (rule-wrong rollouts with the highest reward, the RM's score where the "
+        "reward is 0/1; seed 0)\n"
+    ]
     for c in conditions:
         rows = runs[c][min(runs[c])]["logged"]
         if not rows:
@@ -727,9 +739,11 @@ def main():
         last_step = max(r["step"] for r in rows)
         tail = [r for r in rows if r["step"] > 0.9 * last_step and not r["verdict"]]
         ex.append(f"\n## {c}\n")
-        for r in sorted(tail, key=lambda r: -r["reward"])[:3]:
+        for r in sorted(tail, key=lambda r: -rm_view(r))[:3]:
             ex.append(
-                f"- step {r['step']}, reward {r['reward']:.3f}, reference {r['reference']}: "
+                f"- step {r['step']}, reward {r['reward']:.3f}"
+                + (f" (RM score {r['rm_score']:.3f})" if "rm_score" in r else "")
+                + f", reference {r['reference']}: "
                 f"`{r['completion'][:300].replace(chr(10), ' ')}`"
             )
     (out / "examples.md").write_text("\n".join(ex) + "\n")

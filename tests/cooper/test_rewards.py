@@ -9,6 +9,7 @@ import torch
 from cooper_rl.cooper.monitor import HackingMonitor
 from cooper_rl.cooper.negatives import CorruptNegatives
 from cooper_rl.cooper.rewards import CooperReward, ModelReward, RuleReward, completion_texts
+from cooper_rl.cooper.step import cooper_step
 from tiny import same, tiny_rm, weights
 
 Q = ["What is 3 + 4?"] * 2 + ["What is 2 + 7?"] * 2
@@ -100,7 +101,19 @@ def test_cooper_reward_takes_the_solution_column_for_reference_positives(rm, tmp
     assert logged["cooper/rm/reference_positives"] == 2 and logged["cooper/rm/n_valid"] == 2
 
 
+class FixedScores:
+    """An RM stub whose scores are given: pins the 0.5 threshold of the binary reward."""
+
+    def __init__(self, scores):
+        self.scores = scores
+
+    def score(self, questions, references, texts, batch_size=64):
+        return list(self.scores)
+
+
 def test_binary_rm_reward_is_the_rms_verdict_and_logs_the_score(rm, tmp_path):
+    out, _ = call(ModelReward(FixedScores([0.2, 0.5, 0.7, 0.4999]), binary=True), TEXTS)
+    assert out == [0.0, 1.0, 1.0, 0.0]  # accepted at >= 0.5, as the RM-fooled rate counts it
     pre = rm.score(Q, REF, TEXTS)
     reward = ModelReward(rm, binary=True, rollouts_path=tmp_path / "r.jsonl")
     out, logged = call(reward, TEXTS)
@@ -113,10 +126,19 @@ def test_binary_rm_reward_is_the_rms_verdict_and_logs_the_score(rm, tmp_path):
     assert "rm_score" not in json.loads((tmp_path / "c.jsonl").read_text().splitlines()[0])
 
 
-def test_binary_cooper_reward_binarizes_the_pre_update_scores(rm, tmp_path):
+def test_binary_cooper_reward_binarizes_the_pre_update_scores(rm, tmp_path, monkeypatch):
+    import cooper_rl.cooper.rewards as rewards_module
+
+    seen = []  # the scores the Cooper step got (its mined negatives rank by them): the RM's, not the 0/1 rewards
+
+    def recording_step(*args, scores=None, **kwargs):
+        seen.append(scores)
+        return cooper_step(*args, scores=scores, **kwargs)
+
+    monkeypatch.setattr(rewards_module, "cooper_step", recording_step)
     reward = CooperReward(rm, CorruptNegatives(0), binary=True)
     rm.configure_optimizer(lr=1e-3)
     pre = rm.score(Q, REF, TEXTS)
     out, logged = call(reward, TEXTS)
-    assert out == [float(s >= 0.5) for s in pre] and reward.last_scores == pytest.approx(pre)
+    assert out == [float(s >= 0.5) for s in pre] and seen[0] == pytest.approx(pre)
     assert logged["cooper/rm/n_valid"] == 2 and rm.score(Q, REF, TEXTS) != pytest.approx(pre)  # the RM still learns

@@ -62,7 +62,11 @@ def test_advantage_push_counts_what_goes_to_wrong_answers():
     assert push["batch"][0] < 0.02 and push["none"][0] < 0.02
     # binary: the scores made 0/1 at 0.5 (both wrong answers of b rejected: silent, as under the rule)
     assert push["binary"] == (0.0, 0.0)
-    # a binary run's log: the 0/1 reward it trained on, the RM's score beside it
+    # a binary run's log: the 0/1 reward it trained on, the RM's score beside it. A group the RM rejected whole is
+    # silent in every variant (the scores 0.3 / 0.4 are not what it trained on); a fooled answer gets the push
+    rejected = [roll(1, "c", True, 1.0) | {"rm_score": 0.9}, roll(1, "c", False, 0.0) | {"rm_score": 0.1}]
+    rejected += [roll(1, "d", False, 0.0) | {"rm_score": 0.3}, roll(1, "d", False, 0.0) | {"rm_score": 0.4}]
+    assert rh.advantage_push(rejected, first=True) == {k: (0.0, 0.0) for k in rh.PUSHES}
     fooled = [roll(1, "b", False, 1.0) | {"rm_score": 0.7}, roll(1, "b", False, 0.0) | {"rm_score": 0.2}]
     assert (
         rh.advantage_push(fooled, first=True)["group"] == rh.advantage_push(fooled, first=True)["binary"] == (1.0, 1.0)

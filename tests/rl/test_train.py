@@ -189,8 +189,8 @@ def test_defaults_are_the_papers_on_policy_step(assets, tmp_path):
 def test_rm_binary_reward_goes_to_the_rm_rewards_only(assets, tmp_path):
     assert build_trainer(config(assets, tmp_path, "model", rm_binary_reward=True))[1].binary
     assert not build_trainer(config(assets, tmp_path / "c", "cooper"))[1].binary  # the paper's default: the score
-    with pytest.raises(ValueError, match="rm_binary_reward"):
-        build_trainer(config(assets, tmp_path / "r", "rule", rm_binary_reward=True))
+    with pytest.raises(ValueError, match="rm_binary_reward"):  # at parse, before a run dir is written
+        config(assets, tmp_path / "r", "rule", rm_binary_reward=True)
 
 
 def test_rollout_autocast_and_shared_generation_batches(assets, tmp_path, one_thread):

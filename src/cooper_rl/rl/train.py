@@ -391,6 +391,8 @@ class RLConfig:
     def __post_init__(self):
         if self.scale_rewards not in ("group", "batch", "none"):
             raise ValueError(f"--scale_rewards must be group, batch or none (got {self.scale_rewards!r})")
+        if self.rm_binary_reward and self.reward == "rule":
+            raise ValueError("--rm_binary_reward is an RM option: it needs --reward model or cooper (got rule)")
         # 'auto' bf16 options become what this machine runs natively; rl_config.json records the resolved values
         for name in ("bf16_autocast", "rollout_autocast", "rollout_bf16_weights", "rm_bf16_autocast"):
             setattr(self, name, bf16_flag(getattr(self, name)))
@@ -459,8 +461,6 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
     }
     monitor = HackingMonitor.from_config(cfg)
     if cfg.reward == "rule":
-        if cfg.rm_binary_reward:
-            raise ValueError("--rm_binary_reward is an RM option: it needs --reward model or cooper (got rule)")
         return RuleReward(monitor=monitor, **common)
     if cfg.reward == "model":
         rm = VerifyRM.from_pretrained(cfg.rm, max_length=cfg.rm_max_length, device=_rm_device())
