@@ -57,6 +57,10 @@ class RuleReward:
         subclasses replace this."""
         return [float(v) for v in verdicts], {}
 
+    def logged_scores(self) -> list[float] | None:
+        """Scores to log beside this call's rewards when they differ from them (none for the rule)."""
+        return None
+
     def __call__(
         self,
         prompts=None,
@@ -107,7 +111,7 @@ class RuleReward:
         if self.metrics_path is not None and main:
             append_jsonl(self.metrics_path, [{"step": step, "time": time.time(), **metrics}])
         if self.rollouts_path is not None and main:
-            scores = self.last_scores if getattr(self, "binary", False) else None  # the RM's view behind a 0/1 reward
+            scores = self.logged_scores()
             append_jsonl(
                 self.rollouts_path,
                 (
@@ -139,6 +143,10 @@ class ModelReward(RuleReward):
     def reward_of(self, scores: list[float]) -> list[float]:
         """The rewards for RM scores: the scores, or with binary 1.0 where a score is >= 0.5 (the RM accepts) else 0.0."""
         return [float(s >= 0.5) for s in scores] if self.binary else scores
+
+    def logged_scores(self) -> list[float] | None:
+        """This call's RM scores where the reward is 0/1 (the RM's view behind it), else None (the reward is the score)."""
+        return self.last_scores if self.binary else None
 
     def rewards(self, questions, references, texts, verdicts, solutions=None) -> tuple[list[float], dict]:
         """Rewards from the RM's scores, with the fraction where (score >= 0.5) equals the rule verdict."""
