@@ -72,13 +72,17 @@ RM_EVAL=${RM_EVAL:-experiments/verifyrm/v3/heldout.jsonl}
 mkdir -p $OUT $R
 # per-run logs go with the results (run dirs hold checkpoints and are not committed), then the report
 report() {
-  last() { tail -1 $1/metrics.jsonl 2>/dev/null | grep -o '^{"step": [0-9]*' | grep -o '[0-9]*$' || echo 0; }   # its last logged step
+  step() { tail -1 $1/$2.jsonl 2>/dev/null | grep -o '^{"step": [0-9]*' | grep -o '[0-9]*$' || echo 0; }
+  # how far a run got: its last evaluation first (what the report reads), then its last logged step
+  last() { echo $(( $(step $1 evals) * 100000 + $(step $1 metrics) )); }
   for d in $OUT/*-s*/; do
     [ -d "$d" ] || continue   # no runs here (a fresh clone): report the committed logs as they are
     n=$(basename $d)
-    # a rerun from step 0 (a lost machine) replaces the committed logs only once it has got further than they did
+    # a rerun from step 0 (a lost machine) replaces the committed logs only once it has got further than they did:
+    # evaluated further, or as far and logged further
     if [ "$(last $R/runs/$n)" -gt "$(last $d)" ]; then
-      echo "[hack] $n: keeping the committed logs (to step $(last $R/runs/$n)); the run dir is at step $(last $d)"; continue
+      echo "[hack] $n: keeping the committed logs (evaluated to step $(step $R/runs/$n evals), logged to $(step $R/runs/$n metrics));" \
+        "the run dir is at $(step $d evals)/$(step $d metrics)"; continue
     fi
     rm -rf $R/runs/$n; mkdir -p $R/runs/$n   # a fresh copy: no stale evaluations of a resumed run
     cp $d/{metrics,evals,timing}.jsonl $d/rl_config.json $d/rl_summary.json $R/runs/$n/ 2>/dev/null || true
