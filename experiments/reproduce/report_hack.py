@@ -59,6 +59,10 @@ Definitions (summary.json repeats them; docs/RESULTS.md uses them):
                      answer, the share of (copy, other wrong answer) pairs the reward ranks the copy first, ties
                      half: > 0.5 = GRPO pushes toward copying; the exploit found in cooper_new seed 0). Replies with
                      no extractable answer count in the share's denominator but in neither comparison
+  answer-less replies  rule-wrong rollouts with no strict answer (cut at the length cap, a sentence without a
+                     final number, babble): their share early / late and their mean reward late against the wrong
+                     rollouts that have an answer (the late phase of cooper_ref seed 0; `mined` negatives never
+                     take them: they need an extracted answer)
   held-out answers   the held-out samples at the first and last kept evaluation: the share with no strict answer
                      (a format collapse: the policy's answers are unreadable to the strict rule) and, of the wrong
                      samples that have a strict answer, the share whose answer is a copied question number (a
@@ -349,7 +353,8 @@ def wrong_answers(logged: list[dict], first: bool) -> dict:
     """What the rule-wrong rollouts of the first (or last) quarter of the logged reward calls answered (module
     docstring: prefix answers, copied answers): the share of prefix answers (a proper prefix of the reference, e.g. 9
     for 90: the exploit of cooper seed 0) and their mean RM score against the other wrong ones'; the same for copied
-    question numbers (the exploit of cooper_new seed 0), with the within-group rank of copies among wrong answers."""
+    question numbers (the exploit of cooper_new seed 0), with the within-group rank of copies among wrong answers;
+    the same for replies without an answer against the wrong ones that have one."""
     keep = quarter_steps(logged, first)
     rows = []  # (group, reward, is prefix, is copy)
     for r in logged:
@@ -378,6 +383,9 @@ def wrong_answers(logged: list[dict], first: bool) -> dict:
         "non_copied_reward": mean(x[1] for x in rows if not x[3] and x[4]),
         "copied_rank": wins / pairs if pairs else None,
         "copied_rank_pairs": pairs,
+        "no_answer": (sum(not x[4] for x in rows) / len(rows)) if rows else None,
+        "no_answer_reward": mean(x[1] for x in rows if not x[4]),
+        "answered_wrong_reward": mean(x[1] for x in rows if x[4]),
     }
 
 
@@ -524,6 +532,10 @@ def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
         "copied_rank_early": mean(w["copied_rank"] for w in wrong[True]),
         "copied_rank_late": mean(w["copied_rank"] for w in wrong[False]),
         "copied_rank_pairs_late": sum(w["copied_rank_pairs"] for w in wrong[False]),
+        "no_answer_early": mean(w["no_answer"] for w in wrong[True]),
+        "no_answer_late": mean(w["no_answer"] for w in wrong[False]),
+        "no_answer_reward_late": mean(w["no_answer_reward"] for w in wrong[False]),
+        "answered_wrong_reward_late": mean(w["answered_wrong_reward"] for w in wrong[False]),
         "heldout_no_strict_answer_start": answers["no_strict_answer"]["start"],
         "heldout_no_strict_answer_final": answers["no_strict_answer"]["final"],
         "heldout_copied_of_wrong_start": answers["copied_of_wrong"]["start"],
@@ -653,13 +665,14 @@ def tables(conds: dict, diffs: dict) -> list[str]:
         "What the rule-wrong answers were, early → late (training rollouts: share of the wrong ones that are a proper prefix "
         "of the reference, or a number copied from the question, with the late mean reward of those vs the other wrong "
         "ones, and how the reward ranks a copy against another wrong answer of its group: > 0.50 pushes the policy "
-        "toward copying; replies without an answer are in neither comparison), and the held-out samples at the first → "
+        "toward copying; replies without an answer are in neither comparison, and have their own column against the "
+        "wrong ones that have an answer), and the held-out samples at the first → "
         "last evaluation (no strict answer: a format collapse; copies among the wrong answers that have one):",
         "",
         "| condition | prefix answers (reward late vs other wrong) | copied answers (reward late vs other wrong) "
-        "| copy ranked over other wrong, early → late (pairs late) | held-out: no strict answer | held-out: wrong answers "
-        "that copy the question |",
-        "|---|---|---|---|---|---|",
+        "| copy ranked over other wrong, early → late (pairs late) | no answer (reward late vs wrong with an answer) "
+        "| held-out: no strict answer | held-out: wrong answers that copy the question |",
+        "|---|---|---|---|---|---|---|",
     ]
     for c, s in conds.items():
         lines.append(
@@ -668,6 +681,8 @@ def tables(conds: dict, diffs: dict) -> list[str]:
             f"{pct(s['copied_answers_early'])} → {pct(s['copied_answers_late'])} "
             f"({num2(s['copied_answers_reward_late'])} vs {num2(s['non_copied_wrong_reward_late'])}) | "
             f"{num2(s['copied_rank_early'])} → {num2(s['copied_rank_late'])} ({s['copied_rank_pairs_late']}) | "
+            f"{pct(s['no_answer_early'])} → {pct(s['no_answer_late'])} "
+            f"({num2(s['no_answer_reward_late'])} vs {num2(s['answered_wrong_reward_late'])}) | "
             f"{pct(s['heldout_no_strict_answer_start'])} → {pct(s['heldout_no_strict_answer_final'])} | "
             f"{pct(s['heldout_copied_of_wrong_start'])} → {pct(s['heldout_copied_of_wrong_final'])} |"
         )

@@ -201,6 +201,9 @@ def test_copied_answers_are_numbers_of_the_question_and_ranked_within_groups():
     assert w["copied_reward"] == pytest.approx(0.8) and w["non_copied_reward"] == pytest.approx(1.4 / 3)
     # pairs (copy, other wrong) in the first group only: (0.9 > 0.8), (0.9 > 0.1), (0.7 < 0.8), (0.7 > 0.1)
     assert w["copied_rank_pairs"] == 4 and w["copied_rank"] == pytest.approx(3 / 4)
+    # the reply without an answer against the five wrong answers that have one
+    assert w["no_answer"] == pytest.approx(1 / 6) and w["no_answer_reward"] == pytest.approx(0.95)
+    assert w["answered_wrong_reward"] == pytest.approx(3.0 / 5)
     assert not rh.copied(q, None) and not rh.copied(q, "3.5") and rh.copied(q, "3")
 
 
