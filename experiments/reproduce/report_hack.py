@@ -356,7 +356,7 @@ def wrong_answers(logged: list[dict], first: bool) -> dict:
     question numbers (the exploit of cooper_new seed 0), with the within-group rank of copies among wrong answers;
     the same for replies without an answer against the wrong ones that have one."""
     keep = quarter_steps(logged, first)
-    rows = []  # (group, reward, is prefix, is copy)
+    rows = []  # (group, RM score, is prefix, is copy, has an answer)
     for r in logged:
         if r["step"] in keep and not r["verdict"]:
             answer = (verify.extract_answer(r["completion"], "strict") or "").replace(",", "")
@@ -383,7 +383,7 @@ def wrong_answers(logged: list[dict], first: bool) -> dict:
         "non_copied_reward": mean(x[1] for x in rows if not x[3] and x[4]),
         "copied_rank": wins / pairs if pairs else None,
         "copied_rank_pairs": pairs,
-        "no_answer": (sum(not x[4] for x in rows) / len(rows)) if rows else None,
+        "no_answer": 1 - share(4) if rows else None,
         "no_answer_reward": mean(x[1] for x in rows if not x[4]),
         "answered_wrong_reward": mean(x[1] for x in rows if x[4]),
     }
