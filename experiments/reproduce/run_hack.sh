@@ -93,6 +93,7 @@ report() {
     for e in $d/eval/step-*/; do   # per-problem held-out samples: the CI over problems
       [ -f $e/samples.jsonl ] || continue
       mkdir -p $R/runs/$n/eval/$(basename $e) && gzip -c $e/samples.jsonl > $R/runs/$n/eval/$(basename $e)/samples.jsonl.gz
+      cp $e/summary.json $R/runs/$n/eval/$(basename $e)/ 2>/dev/null || true   # lets a lost machine reuse step 0
     done
   done
   .venv/bin/python experiments/reproduce/report_hack.py $R
@@ -107,8 +108,6 @@ ensure_rm() {
   esac
   test -f "$1/cooper_rm.json" || { echo "no VerifyRM at $1 (RM: experiments/reproduce/weak_rm.sh trains it, STRONG_RM: experiments/verifyrm/run_v3.sh; RM=... STRONG_RM=... to choose)" >&2; exit 1; }
 }
-ensure_rm "$RM"
-case $STRONG_RM in ""|"$STRONG_RM_DEFAULT") ;; *) ensure_rm "$STRONG_RM" ;; esac   # another path: now, or fail early
 test -f "$RM_EVAL" || RM_EVAL=$D/gsm8k_heldout_rm.jsonl
 echo "[hack] RM $RM${STRONG_RM:+, strong RM $STRONG_RM}; RM evaluated on $RM_EVAL; policy $SFT/policy"
 test -f $D/svamp_heldout.jsonl || .venv/bin/python experiments/verifyrm/prepare.py "$SHARED"
@@ -125,6 +124,17 @@ if [ ! -f $SFT/sft_summary.json ]; then
   $C sft --datasets builtin:train:2000:1,2 --max_steps $SFT_STEPS --output_dir $SFT --bf16_autocast false --seed 0 \
     --save_steps 10 "${sresume[@]}" >> $SFT.log 2>&1
 fi
+# a rebuild (a new machine) must be what the committed runs used: fp32 training is not bit-reproducible across CPUs
+check() {
+  .venv/bin/python experiments/reproduce/check_artifacts.py $R && return
+  echo "[hack] this machine's rebuilt warm-up or RM differs from the one the committed runs in $R used (above;" \
+    "docs/RESULTS.md, 'Machines and precision'): no run starts here. Another R starts an experiment of its own." >&2
+  return 1
+}
+check   # the warm-up first: ~10 min to build, where the weaker RM takes ~40
+ensure_rm "$RM"
+case $STRONG_RM in ""|"$STRONG_RM_DEFAULT") ;; *) ensure_rm "$STRONG_RM" ;; esac   # another path: now, or fail early
+check
 COMMON=(--config configs/rl_cpu.yaml --policy $SFT/policy --datasets builtin:train:2000:1,2 $D/svamp_rm_train.jsonl
         --max_steps $STEPS --save_steps 24 --save_total_limit 1 --eval_steps $EVAL_STEPS
         --eval_datasets builtin:test:$N_EVAL:1,2 $OUT/svamp_heldout.jsonl $OUT/gsm8k_test.jsonl --eval_k $EVAL_K --rm_eval_data $RM_EVAL
@@ -175,7 +185,7 @@ PY
   fi
   # one builder at a time: two jobs must not train the same RM into the same dir; with torch's default threads
   # (the documented RMs' setting), not the runs' single thread
-  [ $c = model_strong ] && { ( flock 9; unset OMP_NUM_THREADS MKL_NUM_THREADS; ensure_rm "$STRONG_RM" ) 9> $OUT/.ensure_rm.lock || return 1; }
+  [ $c = model_strong ] && { ( flock 9; unset OMP_NUM_THREADS MKL_NUM_THREADS; ensure_rm "$STRONG_RM" ) 9> $OUT/.ensure_rm.lock && check || return 1; }
   # one process per run dir: the lock goes with `cooper rl` (fd 8 is inherited), so a run left going by a killed
   # driver still holds it and a second run_hack.sh cannot start a second writer there
   exec 8> $dir.lock; flock -n 8 || { echo "[hack] $dir is in use by another process" >&2; return 1; }
@@ -183,6 +193,16 @@ PY
   # the step-0 policy is the same in every condition of a seed, and so are its evaluation samples (same sampling
   # seed): a run reuses the step-0 evaluation of a sibling that finished one (cooper rl checks the settings match)
   local sib=(); for x in $CONDITIONS; do [ $x = $c ] || sib+=($OUT/$x-s$S); done
+  # on a new machine (run dirs lost) the step-0 evaluation committed with a run of this seed, staged as a run dir
+  # that --eval_step0_from reads; cooper rl reuses it only if the rebuilt warm-up's weights are the same (fingerprint)
+  local stage=$OUT/.step0-s$S tmp=$OUT/.step0-s$S.tmp$BASHPID
+  for x in $R/runs/*-s$S; do
+    [ ! -d $stage ] && [ -f $x/eval/step-0/summary.json ] && [ -f $x/eval/step-0/samples.jsonl.gz ] || continue
+    mkdir -p $tmp/eval/step-0 && cp $x/eval/step-0/summary.json $tmp/eval/step-0/ \
+      && gunzip -c $x/eval/step-0/samples.jsonl.gz > $tmp/eval/step-0/samples.jsonl \
+      && grep -m1 '^{"step": 0,' $x/evals.jsonl > $tmp/evals.jsonl && { mv -T $tmp $stage 2>/dev/null || true; }; rm -rf $tmp
+  done
+  [ -d $stage ] && sib+=($stage)
   [ ${#sib[@]} -gt 0 ] && sib=(--eval_step0_from "${sib[@]}")
   cmd=($C rl "${COMMON[@]}" "${own[@]}" --seed $S --output_dir $dir "${sib[@]}" "${resume[@]}")
   echo "[hack] $c seed $S -> $dir ($(date -u +%FT%TZ))"

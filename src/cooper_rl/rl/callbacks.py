@@ -589,6 +589,27 @@ class FP32Generation(TrainerCallback):
         restore_unautocast_forward(model)
 
 
+STEP0_PRECISION = ("bf16", "bf16_autocast", "rollout_autocast", "rollout_bf16_weights")
+
+
+def step0_fingerprint(cfg) -> str | None:
+    """sha256 of what a run's step-0 policy evaluation depends on beyond its EvalConfig: the policy's weights file,
+    the evaluation data files and the precision settings (cfg: an RLConfig or anything with its fields). None if
+    the policy is not a local safetensors dir."""
+    import hashlib
+
+    weights = Path(cfg.policy) / "model.safetensors"
+    if not weights.is_file():
+        return None
+    h = hashlib.sha256()
+    for f in (weights, *(Path(d) for d in cfg.eval_datasets if Path(d).is_file())):
+        with open(f, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 22), b""):
+                h.update(chunk)
+    h.update(json.dumps({k: getattr(cfg, k, None) for k in STEP0_PRECISION}, sort_keys=True).encode())
+    return h.hexdigest()
+
+
 class EvalCallback(TrainerCallback):
     """Every cfg.eval_steps steps (and before the first): avg@k of the policy on cfg.eval_datasets (T=0.7,
     top-p 0.95) and, with cfg.rm_eval_data, the RM's metrics on that labelled file. One JSON line per
@@ -617,24 +638,6 @@ class EvalCallback(TrainerCallback):
             seed=cfg.seed + step,
             resume=False,
         )
-
-    def step0_fingerprint(self) -> str | None:
-        """sha256 of what the step-0 policy evaluation depends on beyond its EvalConfig: the policy's weights file,
-        the evaluation data files and the precision settings. None if the policy is not a local safetensors dir."""
-        import hashlib
-
-        cfg = self.cfg
-        weights = Path(cfg.policy) / "model.safetensors"
-        if not weights.is_file():
-            return None
-        h = hashlib.sha256()
-        for f in (weights, *(Path(d) for d in cfg.eval_datasets if Path(d).is_file())):
-            with open(f, "rb") as fh:
-                for chunk in iter(lambda: fh.read(1 << 22), b""):
-                    h.update(chunk)
-        precision = ("bf16", "bf16_autocast", "rollout_autocast", "rollout_bf16_weights")
-        h.update(json.dumps({k: getattr(cfg, k, None) for k in precision}, sort_keys=True).encode())
-        return h.hexdigest()
 
     def reuse_step0(self, ecfg, fingerprint: str | None) -> tuple[dict, str] | None:
         """The step-0 policy evaluation of the first run dir in cfg.eval_step0_from that finished one with the same
@@ -672,7 +675,7 @@ class EvalCallback(TrainerCallback):
         cfg, out = self.cfg, Path(self.cfg.output_dir)
         ecfg = self.eval_config(step)
         t0 = time.perf_counter()
-        fingerprint = self.step0_fingerprint() if step == 0 else None
+        fingerprint = step0_fingerprint(cfg) if step == 0 else None
         reused = self.reuse_step0(ecfg, fingerprint) if cfg.eval_step0_from and step == 0 else None
         if reused is None:
             model = self.trainer.accelerator.unwrap_model(self.trainer.model)

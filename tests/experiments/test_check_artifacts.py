@@ -1,0 +1,72 @@
+"""check_artifacts.py: a rebuilt RM or warm-up policy that differs by one byte from what a committed run used is
+named; the same files pass; an RM not built here yet is not a mismatch."""
+
+import importlib.util
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+from cooper_rl.rl.callbacks import STEP0_PRECISION, step0_fingerprint
+from cooper_rl.rl.train import rm_weights_sha256
+
+ROOT = Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("check_artifacts", ROOT / "experiments/reproduce/check_artifacts.py")
+ca = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(ca)
+
+
+def committed_run(tmp_path, monkeypatch):
+    """A results dir with one committed run of an RM-rewarded condition, its RM and policy files here."""
+    monkeypatch.chdir(tmp_path)
+    for d, data in (("rm", b"rm weights"), ("sft/policy", b"policy weights")):
+        Path(d).mkdir(parents=True)
+        Path(d, "model.safetensors").write_bytes(data)
+    Path("heldout.jsonl").write_text('{"question": "1+1?", "answer": "2"}\n')
+    cfg = {"rm": "rm", "policy": "sft/policy", "eval_datasets": ["builtin:test:100:1,2", "heldout.jsonl"]}
+    cfg |= {k: False for k in STEP0_PRECISION}
+    cfg["rm_sha256"] = rm_weights_sha256("rm")
+    run = Path("results/runs/model-s0")
+    run.mkdir(parents=True)
+    (run / "rl_config.json").write_text(json.dumps(cfg))
+    fp = step0_fingerprint(SimpleNamespace(**cfg))
+    (run / "evals.jsonl").write_text(json.dumps({"step": 0, "step0_fingerprint": fp}) + "\n")
+    return Path("results")
+
+
+def test_the_same_files_pass(tmp_path, monkeypatch):
+    results = committed_run(tmp_path, monkeypatch)
+    assert ca.mismatches(results) == []
+    assert ca.main([str(results)]) == 0
+
+
+def test_a_different_rm_is_named(tmp_path, monkeypatch):
+    results = committed_run(tmp_path, monkeypatch)
+    Path("rm/model.safetensors").write_bytes(b"rm weightz")
+    bad = ca.mismatches(results)
+    assert len(bad) == 1 and bad[0].startswith("model-s0: RM rm had sha256")
+    assert ca.main([str(results)]) == 1
+
+
+def test_a_different_policy_or_eval_data_is_named(tmp_path, monkeypatch):
+    results = committed_run(tmp_path, monkeypatch)
+    Path("sft/policy/model.safetensors").write_bytes(b"policy weightz")
+    assert [b.split(" (")[0] for b in ca.mismatches(results)] == ["model-s0: warm-up policy sft/policy"]
+    Path("sft/policy/model.safetensors").write_bytes(b"policy weights")
+    Path("heldout.jsonl").write_text('{"question": "1+1?", "answer": "3"}\n')
+    assert len(ca.mismatches(results)) == 1
+
+
+def test_an_rm_not_built_here_is_not_a_mismatch(tmp_path, monkeypatch):
+    results = committed_run(tmp_path, monkeypatch)
+    Path("rm/model.safetensors").unlink()
+    assert ca.mismatches(results) == []
+
+
+def test_the_committed_experiment_has_one_rm_and_one_warm_up():
+    """The committed seed-0 runs agree among themselves (what a rebuild is checked against)."""
+    runs = ROOT / "experiments/reproduce/results_hack/runs"
+    cfgs = [json.loads(f.read_text()) for f in runs.glob("*/rl_config.json")]
+    weak = {c["rm_sha256"] for c in cfgs if c.get("rm") == "runs/verifyrm-weak"}
+    assert len(weak) == 1
+    fps = {json.loads(f.read_text().splitlines()[0]).get("step0_fingerprint") for f in runs.glob("*-s0/evals.jsonl")}
+    assert len(fps - {None}) == 1
