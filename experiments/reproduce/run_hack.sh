@@ -207,7 +207,7 @@ PY
   cmd=($C rl "${COMMON[@]}" "${own[@]}" --seed $S --output_dir $dir "${sib[@]}" "${resume[@]}")
   echo "[hack] $c seed $S -> $dir ($(date -u +%FT%TZ))"
   # the exact commands, in the order they ran (with the environment that changes numerics: common.sh's kernels)
-  echo "ATEN_CPU_CAPABILITY=$ATEN_CPU_CAPABILITY ${THREADS:+OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS }${cmd[*]}" >> $R/commands.txt
+  echo "ATEN_CPU_CAPABILITY=$ATEN_CPU_CAPABILITY ${LD_PRELOAD:+LD_PRELOAD=$LD_PRELOAD }${THREADS:+OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS }${cmd[*]}" >> $R/commands.txt
   "${cmd[@]}" >> $dir.log 2>&1 || { echo "[hack] $c seed $S FAILED, see $dir.log" >&2; return 1; }
 }
 # JOBS runs side by side (seed-major order kept: the next pending runs), THREADS torch threads each
