@@ -8,6 +8,12 @@ the step-0 evaluation fingerprint each committed run stored (sha256 of the polic
 the precision: `cooper_rl.rl.callbacks.step0_fingerprint`). An RM not on this machine yet is not checked
 (run_hack.sh calls this again once it has built it).
 
+An RM whose weights differ only by float rounding passes: where the sha256 differs, the RM is scored on the labelled
+set every committed run evaluated it on at step 0 (as `EvalCallback` does), and it passes if every thresholded
+metric (accuracy, precision, recall, ...) is equal and AUROC and ECE are within AUROC_TOL / ECE_TOL. One swapped pair
+of scores moves AUROC by 1 / (positives x negatives), 1.2e-5 on the 600-row set; the runs themselves are not
+bit-reproducible (one or two torch threads change float sums; reruns with the same RM part by step ~65).
+
   python experiments/reproduce/check_artifacts.py experiments/reproduce/results_hack   # exit 1 on a mismatch
 """
 
@@ -23,6 +29,40 @@ from cooper_rl.io import read_jsonl
 from cooper_rl.rl.callbacks import STEP0_PRECISION, step0_fingerprint
 from cooper_rl.rl.train import rm_weights_sha256
 
+AUROC_TOL = 1e-4  # ~8 swapped pairs of 80,591 on the 600-row labelled set
+ECE_TOL = 1e-5
+EXACT = ("n", "positive_rate", "predicted_positive_rate", "accuracy", "precision", "recall", "f1")
+
+
+def rm_metrics(rm: str, data: str, batch_size: int, max_length: int | None = None) -> dict:
+    """The RM's metrics on a labelled file, computed as a run's step-0 evaluation computes them; cached next to the
+    RM's weights (rm_check.json, keyed by their sha256 and the file)."""
+    from cooper_rl.cooper.reward_model import VerifyRM
+    from cooper_rl.rm.data import load_rm_rows
+    from cooper_rl.rm.evaluate import binary_metrics
+
+    cache, key = Path(rm) / "rm_check.json", f"{rm_weights_sha256(rm)} {data} {batch_size} {max_length}"
+    done = json.loads(cache.read_text()) if cache.is_file() else {}
+    if key not in done:
+        model = VerifyRM.from_pretrained(rm, max_length=max_length, device="cpu")
+        rows = load_rm_rows(data)
+        q, r, c, y = (
+            list(x) for x in zip(*[(w["question"], w["reference"], w["completion"], w["label"]) for w in rows])
+        )
+        done[key] = binary_metrics(y, model.score(q, r, c, batch_size=batch_size))
+        cache.write_text(json.dumps(done, indent=1))
+    return done[key]
+
+
+def rm_differences(got: dict, want: dict) -> list[str]:
+    """Where an RM's labelled-set metrics (got) differ from a committed run's step-0 ones (want) by more than float
+    rounding: [] when equivalent."""
+    out = [f"{k} {got.get(k)} vs {want[k]}" for k in EXACT if k in want and got.get(k) != want[k]]
+    for k, tol in (("auroc", AUROC_TOL), ("ece", ECE_TOL)):
+        if k in want and (got.get(k) is None or abs(got[k] - want[k]) > tol):
+            out.append(f"{k} {got.get(k)} vs {want[k]} (tolerance {tol})")
+    return out
+
 
 def mismatches(results: str | Path) -> list[str]:
     """One line per committed run (results/runs/*/) whose RM or warm-up policy differs from this machine's file at
@@ -30,15 +70,31 @@ def mismatches(results: str | Path) -> list[str]:
     bad: list[str] = []
     rm_here: dict[str, str | None] = {}
     fingerprint_here: dict[str, str | None] = {}
+    told: set[str] = set()  # RMs equal within rounding, said once
     for cfg_file in sorted(Path(results).glob("runs/*/rl_config.json")):
         run, cfg = cfg_file.parent.name, json.loads(cfg_file.read_text())
+        row = next((r for r in read_jsonl(cfg_file.parent / "evals.jsonl", missing_ok=True) if r.get("step") == 0), {})
         rm, want = cfg.get("rm"), cfg.get("rm_sha256")
         if rm and want:
             if rm not in rm_here:
                 rm_here[rm] = rm_weights_sha256(rm)
             if rm_here[rm] is not None and rm_here[rm] != want:
-                bad.append(f"{run}: RM {rm} had sha256 {want[:12]}..., here {rm_here[rm][:12]}...")
-        row = next((r for r in read_jsonl(cfg_file.parent / "evals.jsonl", missing_ok=True) if r.get("step") == 0), {})
+                diff = ["no step-0 RM evaluation to compare"]
+                if "rm" in row and cfg.get("rm_eval_data"):
+                    got = rm_metrics(rm, cfg["rm_eval_data"], cfg.get("rm_batch_size", 64), cfg.get("rm_max_length"))
+                    diff = rm_differences(got, row["rm"])
+                    if not diff and rm not in told:
+                        told.add(rm)
+                        print(
+                            f"[check_artifacts] {run}: RM {rm} sha256 {want[:12]}..., here {rm_here[rm][:12]}...: equal "
+                            f"within float rounding on {cfg['rm_eval_data']} (auroc {got['auroc']:.10f} vs "
+                            f"{row['rm']['auroc']:.10f}, ece {got['ece']:.10f} vs {row['rm']['ece']:.10f})",
+                            file=sys.stderr,
+                        )
+                if diff:
+                    bad.append(
+                        f"{run}: RM {rm} had sha256 {want[:12]}..., here {rm_here[rm][:12]}...: {'; '.join(diff)}"
+                    )
         want = row.get("step0_fingerprint")
         if want:
             key = json.dumps({k: cfg.get(k) for k in ("policy", "eval_datasets", *STEP0_PRECISION)})

@@ -70,3 +70,32 @@ def test_the_committed_experiment_has_one_rm_and_one_warm_up():
     assert len(weak) == 1
     fps = {json.loads(f.read_text().splitlines()[0]).get("step0_fingerprint") for f in runs.glob("*-s0/evals.jsonl")}
     assert len(fps - {None}) == 1
+
+
+STEP0_RM = {"n": 600, "accuracy": 0.8383333333333334, "recall": 0.6403940886699507, "auroc": 0.8954721991289349}
+STEP0_RM |= {"ece": 0.21726167050500714}
+
+
+def test_rm_differences_allow_float_rounding_only():
+    one_swapped_pair = {**STEP0_RM, "auroc": STEP0_RM["auroc"] + 1 / (203 * 397), "ece": STEP0_RM["ece"] - 2e-7}
+    assert ca.rm_differences(one_swapped_pair, STEP0_RM) == []
+    assert [d.split()[0] for d in ca.rm_differences({**STEP0_RM, "accuracy": 0.84}, STEP0_RM)] == ["accuracy"]
+    assert [d.split()[0] for d in ca.rm_differences({**STEP0_RM, "auroc": 0.8956}, STEP0_RM)] == ["auroc"]
+    assert [d.split()[0] for d in ca.rm_differences({**STEP0_RM, "ece": 0.2173}, STEP0_RM)] == ["ece"]
+
+
+def test_a_rebuilt_rm_equal_within_rounding_passes(tmp_path, monkeypatch):
+    results = committed_run(tmp_path, monkeypatch)
+    run = results / "runs/model-s0"
+    cfg = json.loads((run / "rl_config.json").read_text()) | {"rm_eval_data": "labelled.jsonl", "rm_batch_size": 64}
+    (run / "rl_config.json").write_text(json.dumps(cfg))
+    row = json.loads((run / "evals.jsonl").read_text()) | {"rm": STEP0_RM}
+    (run / "evals.jsonl").write_text(json.dumps(row) + "\n")
+    Path("rm/model.safetensors").write_bytes(b"rm weightz")
+    scored = []
+    monkeypatch.setattr(
+        ca, "rm_metrics", lambda *a: scored.append(a) or {**STEP0_RM, "auroc": STEP0_RM["auroc"] + 2e-5}
+    )
+    assert ca.mismatches(results) == [] and scored == [("rm", "labelled.jsonl", 64, None)]
+    monkeypatch.setattr(ca, "rm_metrics", lambda *a: {**STEP0_RM, "accuracy": 0.5})
+    assert [b.split(": ")[0] for b in ca.mismatches(results)] == ["model-s0"]
