@@ -39,17 +39,13 @@ def rm_metrics(rm: str, data: str, batch_size: int, max_length: int | None = Non
     RM's weights (rm_check.json, keyed by their sha256 and the file)."""
     from cooper_rl.cooper.reward_model import VerifyRM
     from cooper_rl.rm.data import load_rm_rows
-    from cooper_rl.rm.evaluate import binary_metrics
+    from cooper_rl.rm.evaluate import labelled_metrics
 
     cache, key = Path(rm) / "rm_check.json", f"{rm_weights_sha256(rm)} {data} {batch_size} {max_length}"
     done = json.loads(cache.read_text()) if cache.is_file() else {}
     if key not in done:
         model = VerifyRM.from_pretrained(rm, max_length=max_length, device="cpu")
-        rows = load_rm_rows(data)
-        q, r, c, y = (
-            list(x) for x in zip(*[(w["question"], w["reference"], w["completion"], w["label"]) for w in rows])
-        )
-        done[key] = binary_metrics(y, model.score(q, r, c, batch_size=batch_size))
+        done[key] = labelled_metrics(model, load_rm_rows(data), batch_size=batch_size)
         cache.write_text(json.dumps(done, indent=1))
     return done[key]
 

@@ -670,7 +670,7 @@ class EvalCallback(TrainerCallback):
         """Run both evaluations now (at step 0 the policy's may be reused: cfg.eval_step0_from); return (and
         append) the record."""
         from cooper_rl.evaluate import evaluate
-        from cooper_rl.rm.evaluate import binary_metrics
+        from cooper_rl.rm.evaluate import labelled_metrics
 
         cfg, out = self.cfg, Path(self.cfg.output_dir)
         ecfg = self.eval_config(step)
@@ -697,14 +697,7 @@ class EvalCallback(TrainerCallback):
             rec["policy_eval_reused_from"] = reused[1]
         rm = getattr(self.reward, "rm", None)
         if self.rm_rows is not None and rm is not None:
-            q, r, c, y = (
-                list(x)
-                for x in zip(
-                    *[(row["question"], row["reference"], row["completion"], row["label"]) for row in self.rm_rows]
-                )
-            )
-            probs = rm.score(q, r, c, batch_size=cfg.rm_batch_size)
-            rec["rm"] = binary_metrics(y, probs)
+            rec["rm"] = labelled_metrics(rm, self.rm_rows, batch_size=cfg.rm_batch_size)
         append_jsonl(out / "evals.jsonl", [rec])
         print(
             json.dumps(

@@ -153,6 +153,14 @@ def binary_metrics(labels, probs, threshold: float = 0.5) -> dict:
     }
 
 
+def labelled_metrics(rm, rows: list[dict], batch_size: int = 64) -> dict:
+    """binary_metrics of a VerifyRM's scores on labelled rows (question, reference, completion, label)."""
+    probs = rm.score(
+        *([row[k] for row in rows] for k in ("question", "reference", "completion")), batch_size=batch_size
+    )
+    return binary_metrics([row["label"] for row in rows], probs)
+
+
 def format_table(report: dict) -> str:
     """Plain-text table of the judges' metrics (rows) and per-answer-type accuracy."""
     cols = ["accuracy", "precision", "recall", "f1", "auroc", "ece"]
