@@ -193,16 +193,9 @@ PY
   # the step-0 policy is the same in every condition of a seed, and so are its evaluation samples (same sampling
   # seed): a run reuses the step-0 evaluation of a sibling that finished one (cooper rl checks the settings match)
   local sib=(); for x in $CONDITIONS; do [ $x = $c ] || sib+=($OUT/$x-s$S); done
-  # on a new machine (run dirs lost) the step-0 evaluation committed with a run of this seed, staged as a run dir
-  # that --eval_step0_from reads; cooper rl reuses it only if the rebuilt warm-up's weights are the same (fingerprint)
-  local stage=$OUT/.step0-s$S tmp=$OUT/.step0-s$S.tmp$BASHPID
-  for x in $R/runs/*-s$S; do
-    [ ! -d $stage ] && [ -f $x/eval/step-0/summary.json ] && [ -f $x/eval/step-0/samples.jsonl.gz ] || continue
-    mkdir -p $tmp/eval/step-0 && cp $x/eval/step-0/summary.json $tmp/eval/step-0/ \
-      && gunzip -c $x/eval/step-0/samples.jsonl.gz > $tmp/eval/step-0/samples.jsonl \
-      && grep -m1 '^{"step": 0,' $x/evals.jsonl > $tmp/evals.jsonl && { mv -T $tmp $stage 2>/dev/null || true; }; rm -rf $tmp
-  done
-  [ -d $stage ] && sib+=($stage)
+  # on a new machine (run dirs lost): the step-0 evaluations committed with this seed's runs (logs, gzipped samples);
+  # cooper rl reuses one only if the rebuilt warm-up's weights are the same (fingerprint)
+  for x in $R/runs/*-s$S; do [ -f $x/eval/step-0/summary.json ] && sib+=($x); done
   [ ${#sib[@]} -gt 0 ] && sib=(--eval_step0_from "${sib[@]}")
   cmd=($C rl "${COMMON[@]}" "${own[@]}" --seed $S --output_dir $dir "${sib[@]}" "${resume[@]}")
   echo "[hack] $c seed $S -> $dir ($(date -u +%FT%TZ))"

@@ -101,6 +101,7 @@ def test_periodic_evaluation_of_policy_and_rm(assets, tmp_path, one_thread):
 
 
 def test_step0_policy_evaluation_is_reused_only_when_it_is_the_same(assets, tmp_path, one_thread):
+    import gzip
     import shutil
 
     policy = shutil.copytree(assets / "policy", tmp_path / "policy")  # its weights change at the end
@@ -123,6 +124,15 @@ def test_step0_policy_evaluation_is_reused_only_when_it_is_the_same(assets, tmp_
     assert reused["policy_eval_reused_from"] == str(tmp_path / "a")
     assert reused_samples == first_samples and reused["policy"] == first["policy"]
     assert "rm" not in first and reused["rm"] == alone["rm"]  # the RM is evaluated by the run itself
+    logs = tmp_path / "committed" / "eval" / "step-0"  # a's logs as committed: step-0 row, summary, gzipped samples
+    logs.mkdir(parents=True)
+    (logs.parent.parent / "evals.jsonl").write_text((tmp_path / "a" / "evals.jsonl").read_text().splitlines()[0] + "\n")
+    shutil.copy(tmp_path / "a" / "eval" / "step-0" / "summary.json", logs)
+    (logs / "samples.jsonl.gz").write_bytes(gzip.compress(first_samples))
+    from_logs, from_logs_samples = run("c2", reuse=("committed",))
+    assert from_logs["policy_eval_reused_from"] == str(tmp_path / "committed")
+    assert from_logs_samples == first_samples and from_logs["policy"] == first["policy"]
+    assert not list((tmp_path / "c2" / "eval" / "step-0").glob("*.gz"))
     for name, kw in (("d", {"eval_k": 1}), ("e", {"seed": 1})):  # other evaluation settings or seed: evaluated anew
         ev, _ = run(name, reuse=("a",), **kw)
         assert "policy_eval_reused_from" not in ev

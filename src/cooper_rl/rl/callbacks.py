@@ -642,7 +642,11 @@ class EvalCallback(TrainerCallback):
     def reuse_step0(self, ecfg, fingerprint: str | None) -> tuple[dict, str] | None:
         """The step-0 policy evaluation of the first run dir in cfg.eval_step0_from that finished one with the same
         fingerprint (policy weights, evaluation data, precision) and EvalConfig (sets, k, sampling seed, lengths,
-        batch): (its per-dataset metrics, its dir), with its samples copied to ecfg.output_dir. None if none has."""
+        batch): (its per-dataset metrics, its dir), with its samples copied to ecfg.output_dir. None if none has.
+        A dir may also be a committed log of a run (evals.jsonl, eval/step-0/summary.json, samples.jsonl.gz): its
+        gzipped files are copied uncompressed, so a run on a new machine reuses the step-0 evaluation committed
+        with an earlier one."""
+        import gzip
         import shutil
         from dataclasses import asdict
 
@@ -663,6 +667,10 @@ class EvalCallback(TrainerCallback):
             got = {k: v for k, v in done.get("config", {}).items() if k not in ("output_dir", "resume")}
             if rec is not None and rec.get("step0_fingerprint") == fingerprint and got == want:
                 shutil.copytree(src, ecfg.output_dir, dirs_exist_ok=True)
+                for gz in Path(ecfg.output_dir).rglob("*.gz"):
+                    with gzip.open(gz, "rb") as fin, open(gz.with_suffix(""), "wb") as fout:
+                        shutil.copyfileobj(fin, fout)
+                    gz.unlink()
                 return rec["policy"], str(d)
         return None
 
