@@ -34,14 +34,14 @@ ECE_TOL = 1e-5
 EXACT = ("n", "positive_rate", "predicted_positive_rate", "accuracy", "precision", "recall", "f1")
 
 
-def rm_metrics(rm: str, data: str, batch_size: int, max_length: int | None = None) -> dict:
+def rm_metrics(rm: str, data: str, batch_size: int, max_length: int | None = None, sha: str | None = None) -> dict:
     """The RM's metrics on a labelled file, computed as a run's step-0 evaluation computes them; cached next to the
-    RM's weights (rm_check.json, keyed by their sha256 and the file)."""
+    RM's weights (rm_check.json, keyed by their sha256, given as sha if known, and the file)."""
     from cooper_rl.cooper.reward_model import VerifyRM
     from cooper_rl.rm.data import load_rm_rows
     from cooper_rl.rm.evaluate import labelled_metrics
 
-    cache, key = Path(rm) / "rm_check.json", f"{rm_weights_sha256(rm)} {data} {batch_size} {max_length}"
+    cache, key = Path(rm) / "rm_check.json", f"{sha or rm_weights_sha256(rm)} {data} {batch_size} {max_length}"
     done = json.loads(cache.read_text()) if cache.is_file() else {}
     if key not in done:
         model = VerifyRM.from_pretrained(rm, max_length=max_length, device="cpu")
@@ -77,7 +77,8 @@ def mismatches(results: str | Path) -> list[str]:
             if rm_here[rm] is not None and rm_here[rm] != want:
                 diff = ["no step-0 RM evaluation to compare"]
                 if "rm" in row and cfg.get("rm_eval_data"):
-                    got = rm_metrics(rm, cfg["rm_eval_data"], cfg.get("rm_batch_size", 64), cfg.get("rm_max_length"))
+                    args = (cfg["rm_eval_data"], cfg.get("rm_batch_size", 64), cfg.get("rm_max_length"), rm_here[rm])
+                    got = rm_metrics(rm, *args)
                     diff = rm_differences(got, row["rm"])
                     if not diff and rm not in told:
                         told.add(rm)

@@ -96,6 +96,7 @@ def test_a_rebuilt_rm_equal_within_rounding_passes(tmp_path, monkeypatch):
     monkeypatch.setattr(
         ca, "rm_metrics", lambda *a: scored.append(a) or {**STEP0_RM, "auroc": STEP0_RM["auroc"] + 2e-5}
     )
-    assert ca.mismatches(results) == [] and scored == [("rm", "labelled.jsonl", 64, None)]
+    sha = ca.rm_weights_sha256("rm")  # hashed once, passed on as the cache key
+    assert ca.mismatches(results) == [] and scored == [("rm", "labelled.jsonl", 64, None, sha)]
     monkeypatch.setattr(ca, "rm_metrics", lambda *a: {**STEP0_RM, "accuracy": 0.5})
     assert [b.split(": ")[0] for b in ca.mismatches(results)] == ["model-s0"]
