@@ -384,7 +384,8 @@ class RLConfig:
         metadata={
             "help": "Run dirs whose finished step-0 policy evaluation to reuse (the first of the same policy file, "
             "seed, precision and evaluation settings; its samples are copied): every run of one policy and seed "
-            "evaluates the same step-0 policy with the same sampling seed. The RM is still evaluated."
+            "evaluates the same step-0 policy with the same sampling seed. A run's committed logs (gzipped samples) "
+            "count as a run dir. The RM is still evaluated."
         },
     )
 
