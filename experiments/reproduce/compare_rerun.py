@@ -4,9 +4,9 @@ restarts an unfinished run from step 0: run_hack.sh).
 usage: python experiments/reproduce/compare_rerun.py OLD_RUN_DIR NEW_RUN_DIR [OUT.json]
        OLD_RUN_DIR: e.g. the committed logs at an earlier commit:
          mkdir -p /tmp/old && git archive 0124287 experiments/reproduce/results_hack/runs/cooper_new-s0 | tar -x -C /tmp/old
-reads  {evals,metrics}.jsonl and eval/step-0/samples.jsonl[.gz] of both
-writes OUT.json (default: stdout): per common evaluation whether the policy's results are equal and the largest RM
-       metric difference, whether the step-0 held-out samples are byte-identical, and over the common reward calls
+reads  {evals,metrics}.jsonl and eval/step-N/samples.jsonl[.gz] of both
+writes OUT.json (default: stdout): per common evaluation whether the policy's results are equal, whether its held-out
+       samples are byte-identical and the largest RM metric difference, and over the common reward calls
        how many match (floats to REL relative) before the first that does not, with that call's differences
 """
 
@@ -37,9 +37,10 @@ def close(a, b) -> bool:
     return a == b
 
 
-def samples_digest(run: Path) -> str | None:
-    """sha256 of the step-0 held-out samples (decompressed), None when missing."""
-    for p, opener in ((run / "eval/step-0/samples.jsonl", open), (run / "eval/step-0/samples.jsonl.gz", gzip.open)):
+def samples_digest(run: Path, step: int = 0) -> str | None:
+    """sha256 of the held-out samples of the step's evaluation (decompressed), None when missing."""
+    d = run / "eval" / f"step-{step}"
+    for p, opener in ((d / "samples.jsonl", open), (d / "samples.jsonl.gz", gzip.open)):
         if p.is_file():
             with opener(p, "rb") as f:
                 return hashlib.sha256(f.read()).hexdigest()
@@ -51,10 +52,12 @@ def compare(old: Path, new: Path) -> dict:
     evals = []
     for a, b in zip(rows(old / "evals.jsonl"), rows(new / "evals.jsonl")):
         rm = {k: abs(a["rm"][k] - b["rm"][k]) for k in a.get("rm", {}) if isinstance(a["rm"][k], float)}
+        digests = samples_digest(old, a["step"]), samples_digest(new, b["step"])
         evals.append(
             {
                 "step": a["step"],
                 "policy_equal": a["policy"] == b["policy"],
+                "samples_identical": digests[0] is not None and digests[0] == digests[1],
                 "rm_max_abs_diff": max(rm.values(), default=None),
             }
         )

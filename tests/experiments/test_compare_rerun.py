@@ -1,6 +1,7 @@
 """compare_rerun.py: a rerun matches the earlier run's logs up to float rounding, and the first real difference is
 found (step and values)."""
 
+import gzip
 import importlib.util
 import json
 import shutil
@@ -25,7 +26,11 @@ def test_a_copy_matches_and_a_change_is_found(tmp_path):
     n = len(cr.rows(RUN / "metrics.jsonl"))
     assert same["reward_calls_matching_before_first_difference"] == same["reward_calls_compared"] == n
     assert same["first_difference"] is None and same["step0_samples_identical"]
-    assert all(e["policy_equal"] for e in same["evaluations"])
+    assert all(e["policy_equal"] and e["samples_identical"] for e in same["evaluations"])
+    assert len(same["evaluations"]) == 5
+
+    (new / "eval/step-100/samples.jsonl.gz").write_bytes(gzip.compress(b'{"other": "samples"}\n'))
+    assert [e["samples_identical"] for e in cr.compare(old, new)["evaluations"]] == [True, False, True, True, True]
 
     metrics = cr.rows(new / "metrics.jsonl")
     metrics[3]["reward_mean"] *= 1 + 1e-6  # float rounding: still a match
