@@ -86,13 +86,13 @@ report() {
     fi
     rm -rf $R/runs/$n; mkdir -p $R/runs/$n   # a fresh copy: no stale evaluations of a resumed run
     cp $d/{metrics,evals,timing}.jsonl $d/rl_config.json $d/rl_summary.json $R/runs/$n/ 2>/dev/null || true
-    [ -f $d/rollouts.jsonl ] && gzip -c $d/rollouts.jsonl > $R/runs/$n/rollouts.jsonl.gz
+    [ -f $d/rollouts.jsonl ] && gzip -nc $d/rollouts.jsonl > $R/runs/$n/rollouts.jsonl.gz
     ck=$(ls -d $d/checkpoint-* 2>/dev/null | sort -V | tail -1 || true)   # its trainer log: entropy, KL, loss per step
     [ -n "$ck" ] && .venv/bin/python -c 'import json, sys; [print(json.dumps(r)) for r in json.load(open(sys.argv[1]))["log_history"]]' \
-      $ck/trainer_state.json | gzip -c > $R/runs/$n/trainer_log.jsonl.gz
+      $ck/trainer_state.json | gzip -nc > $R/runs/$n/trainer_log.jsonl.gz
     for e in $d/eval/step-*/; do   # per-problem held-out samples: the CI over problems
       [ -f $e/samples.jsonl ] || continue
-      mkdir -p $R/runs/$n/eval/$(basename $e) && gzip -c $e/samples.jsonl > $R/runs/$n/eval/$(basename $e)/samples.jsonl.gz
+      mkdir -p $R/runs/$n/eval/$(basename $e) && gzip -nc $e/samples.jsonl > $R/runs/$n/eval/$(basename $e)/samples.jsonl.gz
       cp $e/summary.json $R/runs/$n/eval/$(basename $e)/ 2>/dev/null || true   # lets a lost machine reuse step 0
     done
   done
