@@ -63,11 +63,17 @@ def test_an_rm_not_built_here_is_not_a_mismatch(tmp_path, monkeypatch):
 
 
 def test_the_committed_experiment_has_one_rm_and_one_warm_up():
-    """The committed seed-0 runs agree among themselves (what a rebuild is checked against)."""
+    """The committed seed-0 runs agree among themselves (what a rebuild is checked against): one warm-up, and one
+    weaker RM up to float rounding (the AMD build and the Intel rebuild: docs/RESULTS.md, 'Machines and precision')."""
     runs = ROOT / "experiments/reproduce/results_hack/runs"
-    cfgs = [json.loads(f.read_text()) for f in runs.glob("*/rl_config.json")]
-    weak = {c["rm_sha256"] for c in cfgs if c.get("rm") == "runs/verifyrm-weak"}
-    assert len(weak) == 1
+    weak = {}  # sha256 -> the step-0 labelled-set metrics of a run that used it
+    for f in runs.glob("*/rl_config.json"):
+        cfg, row = json.loads(f.read_text()), json.loads((f.parent / "evals.jsonl").read_text().splitlines()[0])
+        if cfg.get("rm") == "runs/verifyrm-weak":
+            weak.setdefault(cfg["rm_sha256"], row["rm"])
+    assert 1 <= len(weak) <= 2
+    first, *other = weak.values()
+    assert all(ca.rm_differences(m, first) == [] for m in other)
     fps = {json.loads(f.read_text().splitlines()[0]).get("step0_fingerprint") for f in runs.glob("*-s0/evals.jsonl")}
     assert len(fps - {None}) == 1
 
