@@ -23,7 +23,8 @@ Definitions (summary.json repeats them; docs/RESULTS.md uses them):
   collapsed (a run)  its final held-out accuracy is >= 5 points below its start, whatever its training reward
                      did (a hack confined to some rollouts can lower the mean reward: cooper seed 0)
   paired difference  condition A - condition B per seed (and per problem for the problem term), same CI, where
-                     both reached the same final evaluation step
+                     both reached the same final evaluation step (runs in progress: also at the last step both
+                     reached, where that is past the span every condition reached)
   RM on the labelled set  accuracy, AUROC and the share of its wrong rows scored < 0.5 (specificity: 1 - the
                      RM-fooled rate on fixed held-out data) at every evaluation (paper Fig. 4)
   monitor            flags in the metrics up to the condition's last kept evaluation step ("live": the monitor
@@ -582,6 +583,21 @@ def paired(conds: dict, final_pp: dict) -> dict:
     return out
 
 
+def paired_at(runs: dict, a: str, b: str, step: int) -> dict | None:
+    """Paired difference A - B at an evaluation step both conditions reached (runs: condition -> seed -> run), as
+    paired() computes it, over the seeds both have with per-problem scores there; None if none has."""
+    seeds = sorted(s for s in set(runs[a]) & set(runs[b]) if all(step in runs[c][s]["per_problem"] for c in (a, b)))
+    if not seeds:
+        return None
+
+    def at(c: str, s: int) -> float:
+        return heldout(next(e for e in runs[c][s]["evals"] if e["step"] == step))
+
+    d = [at(a, s) - at(b, s) for s in seeds]
+    pp = [difference(runs[a][s]["per_problem"][step], runs[b][s]["per_problem"][step]) for s in seeds]
+    return {"step": step, "seeds": seeds, "mean": mean(d), "ci95": ci95(d, pp, lo=-1.0)}
+
+
 def tables(conds: dict, diffs: dict) -> list[str]:
     """The markdown tables of table.md for one set of condition summaries and their paired differences."""
     lines = [
@@ -723,6 +739,14 @@ def main():
             if pp:
                 pps[c] = pp
         summary["same_span"] = {"step": common, "conditions": conds, "paired_differences": paired(conds, pps)}
+        # two conditions at different final steps, both past the common span: compared at the later step both reached
+        for a in conditions:
+            for b in conditions:
+                step = min(lasts[a], lasts[b])
+                if a >= b:  # each pair once, named as paired() names it
+                    continue
+                if lasts[a] != lasts[b] and step > common and (d := paired_at(runs, a, b, step)):
+                    summary["paired_differences"][f"{a} - {b}"] = d
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
     # the examples and the figure over the same span as the summary: each condition up to its last kept evaluation
     for c in conditions:
