@@ -410,10 +410,9 @@ def num2(x: float | None) -> str:
     return "-" if x is None else f"{x:.2f}"
 
 
-def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
+def summarize(seeds: dict, last: int) -> dict:
     """One condition's summary over its seeds' evaluations, reward calls and logged rollouts up to step `last` (the
-    held-out, training and monitor columns over the same span), and its per-problem scores at `last` per seed
-    (None where a seed has none)."""
+    held-out, training and monitor columns over the same span)."""
     cut = {
         s: r
         | {
@@ -559,33 +558,24 @@ def summarize(seeds: dict, last: int) -> tuple[dict, dict | None]:
         "rm_reference_positives_early": quarter(rm_calls, "ref", first=True),
         "rm_reference_positives_late": quarter(rm_calls, "ref", first=False),
     }
-    return summary, pp
+    return summary
 
 
-def paired(conds: dict, final_pp: dict) -> dict:
-    """Paired differences A - B at the final evaluation: per seed (conditions of one seed share the seed) and per
-    problem (the same problems), where both conditions have per-problem scores at the same final step."""
+def paired(runs: dict, lasts: dict) -> dict:
+    """Paired differences A - B for every pair of conditions (runs: condition -> seed -> run; lasts: condition -> its
+    last evaluation step) at the last step both reached: per seed (conditions of one seed share the seed) and per
+    problem (the same problems), over the seeds that have per-problem scores there in both."""
     out = {}
-    for a in final_pp:
-        for b in final_pp:
-            ca, cb = conds[a], conds[b]
-            if a >= b or ca["last_eval_step"] != cb["last_eval_step"]:
-                continue
-            seeds = sorted(set(final_pp[a]) & set(final_pp[b]))
-            d = [ca["heldout_final_by_seed"][s] - cb["heldout_final_by_seed"][s] for s in seeds]
-            pp = [difference(final_pp[a][s], final_pp[b][s]) for s in seeds]
-            out[f"{a} - {b}"] = {
-                "step": ca["last_eval_step"],
-                "seeds": seeds,
-                "mean": mean(d),
-                "ci95": ci95(d, pp, lo=-1.0),
-            }
+    for a in lasts:
+        for b in lasts:
+            if a < b and (d := paired_at(runs, a, b, min(lasts[a], lasts[b]))):
+                out[f"{a} - {b}"] = d
     return out
 
 
 def paired_at(runs: dict, a: str, b: str, step: int) -> dict | None:
-    """Paired difference A - B at an evaluation step both conditions reached (runs: condition -> seed -> run), as
-    paired() computes it, over the seeds both have with per-problem scores there; None if none has."""
+    """Paired difference A - B at an evaluation step both conditions reached, over the seeds both have with
+    per-problem scores there; None if none has."""
     seeds = sorted(s for s in set(runs[a]) & set(runs[b]) if all(step in runs[c][s]["per_problem"] for c in (a, b)))
     if not seeds:
         return None
@@ -723,30 +713,19 @@ def main():
     conditions = [c for c in ORDER if c in runs] + sorted(c for c in runs if c not in ORDER)
     # every condition cut at the last evaluation step that all of its seeds reached (same budget within a condition)
     summary = {"definitions": __doc__.split("Definitions")[1].strip(), "conditions": {}, "paired_differences": {}}
-    final_pp = {}  # condition -> seed -> per-problem scores at its final evaluation
     lasts = {c: min(r["evals"][-1]["step"] for r in runs[c].values()) for c in conditions}
     for c in conditions:
-        summary["conditions"][c], pp = summarize(runs[c], lasts[c])
-        if pp:
-            final_pp[c] = pp
-    summary["paired_differences"] = paired(summary["conditions"], final_pp)
+        summary["conditions"][c] = summarize(runs[c], lasts[c])
+    summary["paired_differences"] = paired(runs, lasts)
     # conditions at different steps (runs in progress): all of them again over the span every one reached
     common = min(lasts.values(), default=0)
     if len(set(lasts.values())) > 1:
-        conds, pps = {}, {}
-        for c in conditions:
-            conds[c], pp = summarize(runs[c], common)
-            if pp:
-                pps[c] = pp
-        summary["same_span"] = {"step": common, "conditions": conds, "paired_differences": paired(conds, pps)}
-        # two conditions at different final steps, both past the common span: compared at the later step both reached
-        for a in conditions:
-            for b in conditions:
-                step = min(lasts[a], lasts[b])
-                if a >= b:  # each pair once, named as paired() names it
-                    continue
-                if lasts[a] != lasts[b] and step > common and (d := paired_at(runs, a, b, step)):
-                    summary["paired_differences"][f"{a} - {b}"] = d
+        conds = {c: summarize(runs[c], common) for c in conditions}
+        summary["same_span"] = {
+            "step": common,
+            "conditions": conds,
+            "paired_differences": paired(runs, dict.fromkeys(conditions, common)),
+        }
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
     # the examples and the figure over the same span as the summary: each condition up to its last kept evaluation
     for c in conditions:
