@@ -22,9 +22,8 @@ Definitions (summary.json repeats them; docs/RESULTS.md uses them):
                      the rule verdict on training prompts, that is overfitting, not hacking)
   collapsed (a run)  its final held-out accuracy is >= 5 points below its start, whatever its training reward
                      did (a hack confined to some rollouts can lower the mean reward: cooper seed 0)
-  paired difference  condition A - condition B per seed (and per problem for the problem term), same CI, where
-                     both reached the same final evaluation step (runs in progress: also at the last step both
-                     reached, where that is past the span every condition reached)
+  paired difference  condition A - condition B per seed (and per problem for the problem term), same CI, at the
+                     last evaluation step both reached (runs in progress: the two may have reached different steps)
   RM on the labelled set  accuracy, AUROC and the share of its wrong rows scored < 0.5 (specificity: 1 - the
                      RM-fooled rate on fixed held-out data) at every evaluation (paper Fig. 4)
   monitor            flags in the metrics up to the condition's last kept evaluation step ("live": the monitor

@@ -168,18 +168,14 @@ def test_committed_logs_report_what_their_evaluations_say(tmp_path, monkeypatch)
     assert (tmp_path / "dynamics.png").stat().st_size > 10_000
     # runs in progress: every pair of conditions is compared at the last step both reached
     lasts = {c: v["last_eval_step"] for c, v in s["conditions"].items()}
-    for a in lasts:
-        for b in lasts:
-            step = min(lasts[a], lasts[b])
-            if a < b:
-                d = s["paired_differences"][f"{a} - {b}"]
-                at = {}
-                for c in (a, b):
-                    ev = [json.loads(line) for line in (tmp_path / f"runs/{c}-s0/evals.jsonl").read_text().splitlines()]
-                    sets = [x["avg@k_strict"] for x in next(e for e in ev if e["step"] == step)["policy"].values()]
-                    at[c] = sum(sets) / len(sets)
-                assert d["step"] == step and d["mean"] == pytest.approx(at[a] - at[b])
-                assert d["ci95"][0] <= d["mean"] <= d["ci95"][1]
+    for a, b in ((a, b) for a in lasts for b in lasts if a < b):
+        step, d, at = min(lasts[a], lasts[b]), s["paired_differences"][f"{a} - {b}"], {}
+        for c in (a, b):
+            ev = [json.loads(line) for line in (tmp_path / f"runs/{c}-s0/evals.jsonl").read_text().splitlines()]
+            sets = [x["avg@k_strict"] for x in next(e for e in ev if e["step"] == step)["policy"].values()]
+            at[c] = sum(sets) / len(sets)
+        assert d["step"] == step and d["mean"] == pytest.approx(at[a] - at[b])
+        assert d["ci95"][0] <= d["mean"] <= d["ci95"][1]
 
 
 def _wrong(answer, reference, reward, question="q"):
