@@ -6,7 +6,8 @@ usage: python experiments/reproduce/report_hack.py RESULTS_DIR
 reads  RESULTS_DIR/runs/<condition>-s<seed>/{evals,metrics,timing}.jsonl, rl_config.json, rl_summary.json, rollouts.jsonl.gz,
        trainer_log.jsonl.gz (TRL's log history from the run's latest checkpoint: entropy per optimizer step),
        eval/step-<N>/samples.jsonl.gz (per-problem held-out samples; without them the CI is over seeds only);
-       a run not evaluated after step 0 yet (just started) is left out
+       a run not evaluated after step 0 yet (just started) is left out; a seed behind its condition's furthest
+       evaluation is listed as in progress (summary.json's in_progress, table.md) and left out of the statistics
 writes RESULTS_DIR/summary.json, table.md, dynamics.png, examples.md
 
 Definitions (summary.json repeats them; docs/RESULTS.md uses them):
@@ -710,9 +711,17 @@ def main():
         if run and any(e["step"] > 0 for e in run["evals"]):
             runs[m.group(1)][int(m.group(2))] = run
     conditions = [c for c in ORDER if c in runs] + sorted(c for c in runs if c not in ORDER)
-    # every condition cut at the last evaluation step that all of its seeds reached (same budget within a condition)
+    # a condition's statistics over the seeds that reached its furthest evaluation (same budget within a condition);
+    # a seed still behind them is listed as in progress, not averaged in, so a new seed does not cut the others short
+    behind = defaultdict(dict)  # condition -> seed -> its last evaluation step
+    for c in conditions:
+        top = max(r["evals"][-1]["step"] for r in runs[c].values())
+        for s_, r in list(runs[c].items()):
+            if r["evals"][-1]["step"] < top:
+                behind[c][s_] = runs[c].pop(s_)["evals"][-1]["step"]
     summary = {"definitions": __doc__.split("Definitions")[1].strip(), "conditions": {}, "paired_differences": {}}
-    lasts = {c: min(r["evals"][-1]["step"] for r in runs[c].values()) for c in conditions}
+    summary["in_progress"] = {c: dict(sorted(v.items())) for c, v in behind.items()}
+    lasts = {c: max(r["evals"][-1]["step"] for r in runs[c].values()) for c in conditions}
     for c in conditions:
         summary["conditions"][c] = summarize(runs[c], lasts[c])
     summary["paired_differences"] = paired(runs, lasts)
@@ -733,6 +742,14 @@ def main():
                 r[key] = [x for x in r[key] if x["step"] <= lasts[c]]
 
     lines = tables(summary["conditions"], summary["paired_differences"])
+    if behind:
+        lines += [
+            "",
+            "Seeds in progress, not in the statistics above until they reach their condition's step: "
+            + "; ".join(
+                f"{c} seed {s_} at step {st}" for c, v in summary["in_progress"].items() for s_, st in v.items()
+            ),
+        ]
     if "same_span" in summary:
         sp = summary["same_span"]
         lines += [

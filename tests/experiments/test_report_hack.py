@@ -103,6 +103,23 @@ def fake_run(
             f.write(json.dumps(roll(s, "q", s % 8 == 1, 0.5)) + "\n")
 
 
+def test_a_seed_behind_its_condition_is_listed_in_progress_not_averaged_in(tmp_path, monkeypatch):
+    fake_run(tmp_path / "runs/rule-s0", 200, {0: 0.30, 100: 0.28, 200: 0.29})
+    fake_run(tmp_path / "runs/rule-s1", 120, {0: 0.30, 100: 0.10})  # a later seed, one evaluation in
+    fake_run(tmp_path / "runs/rule-s2", 200, {0: 0.30, 100: 0.20, 200: 0.25})
+    fake_run(tmp_path / "runs/model-s1", 100, {0: 0.30, 100: 0.05})
+    monkeypatch.setattr("sys.argv", ["report_hack.py", str(tmp_path)])
+    rh.main()
+    s = json.loads((tmp_path / "summary.json").read_text())
+    rule = s["conditions"]["rule"]
+    assert rule["last_eval_step"] == 200 and rule["seeds"] == [0, 2]
+    assert rule["heldout_final_mean"] == pytest.approx(0.27)
+    assert s["in_progress"] == {"rule": {"1": 100}}
+    # pairs over the seeds both conditions have at the step both reached: none here (model has seed 1 only)
+    assert "model - rule" not in s["paired_differences"]
+    assert "rule seed 1 at step 100" in (tmp_path / "table.md").read_text()
+
+
 def test_runs_in_progress_are_also_compared_over_the_steps_all_reached(tmp_path, monkeypatch):
     fake_run(tmp_path / "runs/rule-s0", 200, {0: 0.30, 100: 0.28, 200: 0.29})
     fake_run(tmp_path / "runs/model-s0", 200, {0: 0.30, 100: 0.10, 200: 0.02}, reused_step0=True)
@@ -158,23 +175,25 @@ def test_committed_logs_report_what_their_evaluations_say(tmp_path, monkeypatch)
     monkeypatch.setattr("sys.argv", ["report_hack.py", str(tmp_path)])
     rh.main()
     s = json.loads((tmp_path / "summary.json").read_text())
+
+    def heldout(c, seed, step):  # mean avg@k over the held-out sets, read straight from the run's evaluations
+        rows = (tmp_path / f"runs/{c}-s{seed}/evals.jsonl").read_text().splitlines()
+        sets = [
+            x["avg@k_strict"] for x in next(e for e in map(json.loads, rows) if e["step"] == step)["policy"].values()
+        ]
+        return sum(sets) / len(sets)
+
     for c, v in s["conditions"].items():
-        evals = [json.loads(line) for line in (tmp_path / f"runs/{c}-s0/evals.jsonl").read_text().splitlines()]
-        last = next(e for e in evals if e["step"] == v["last_eval_step"])
-        sets = [x["avg@k_strict"] for x in last["policy"].values()]
-        assert v["heldout_final_by_seed"]["0"] == pytest.approx(sum(sets) / len(sets))
+        for seed, final in v["heldout_final_by_seed"].items():
+            assert final == pytest.approx(heldout(c, seed, v["last_eval_step"]))
         lo, hi = v["heldout_final_ci95"]
         assert lo <= v["heldout_final_mean"] <= hi
     assert (tmp_path / "dynamics.png").stat().st_size > 10_000
-    # runs in progress: every pair of conditions is compared at the last step both reached
+    # runs in progress: every pair of conditions is compared at the last step both reached (seed 0 here)
     lasts = {c: v["last_eval_step"] for c, v in s["conditions"].items()}
     for a, b in ((a, b) for a in lasts for b in lasts if a < b):
-        step, d, at = min(lasts[a], lasts[b]), s["paired_differences"][f"{a} - {b}"], {}
-        for c in (a, b):
-            ev = [json.loads(line) for line in (tmp_path / f"runs/{c}-s0/evals.jsonl").read_text().splitlines()]
-            sets = [x["avg@k_strict"] for x in next(e for e in ev if e["step"] == step)["policy"].values()]
-            at[c] = sum(sets) / len(sets)
-        assert d["step"] == step and d["mean"] == pytest.approx(at[a] - at[b])
+        step, d = min(lasts[a], lasts[b]), s["paired_differences"][f"{a} - {b}"]
+        assert d["step"] == step and d["mean"] == pytest.approx(heldout(a, 0, step) - heldout(b, 0, step))
         assert d["ci95"][0] <= d["mean"] <= d["ci95"][1]
 
 
