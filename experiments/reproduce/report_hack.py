@@ -32,6 +32,9 @@ Definitions (summary.json repeats them; docs/RESULTS.md uses them):
                      (cooper_rl.cooper.monitor.replay; entropy averaged per generation batch since it was fixed
                      after the rule run's one-step false flag): one monitor version for every run (dynamics.png marks
                      the first replayed flag)
+  around the flags   per run, the mean training reward, rule accuracy of the rollouts and RM-fooled rate over the
+                     reward calls before the monitor's first live flag, from the first to the last, and after the
+                     last (summary.json's monitor.<seed>.around_flags): whether what was flagged went on or stopped
   early / late       training columns (reward, RM-fooled rate, rule accuracy of the rollouts, length): the first /
                      last quarter of the reward calls up to the condition's last kept evaluation step (the same span
                      as the held-out columns; the dynamics figure and hacked() use the same span)
@@ -175,6 +178,9 @@ def by_set(seeds: dict, i: int) -> dict:
         for name, acc in per_set(r["evals"][i]).items():
             vals[name].append(acc)
     return {name: mean(v) for name, v in vals.items()}
+
+
+AROUND = ("reward_mean", "rule_accuracy", "rm_fooled_rate")  # the signals around_flags() averages per span
 
 
 def quarter(runs: list[list[dict]], key: str, first: bool) -> float | None:
@@ -410,6 +416,23 @@ def num2(x: float | None) -> str:
     return "-" if x is None else f"{x:.2f}"
 
 
+def around_flags(metrics: list[dict], flag_steps: list[int]) -> dict | None:
+    """What the training signals did before the monitor's first flag, from the first to the last flag, and after the
+    last: per span its reward calls' steps and mean reward, rule accuracy and RM-fooled rate (None: no flag)."""
+    if not flag_steps:
+        return None
+    spans = {
+        "before": [m for m in metrics if m["step"] < flag_steps[0]],
+        "flagged": [m for m in metrics if flag_steps[0] <= m["step"] <= flag_steps[-1]],
+        "after": [m for m in metrics if m["step"] > flag_steps[-1]],
+    }
+    return {
+        k: {"steps": [ms[0]["step"], ms[-1]["step"]], **{x: mean(m.get(x) for m in ms) for x in AROUND}}
+        for k, ms in spans.items()
+        if ms
+    }
+
+
 def summarize(seeds: dict, last: int) -> dict:
     """One condition's summary over its seeds' evaluations, reward calls and logged rollouts up to step `last` (the
     held-out, training and monitor columns over the same span)."""
@@ -452,6 +475,7 @@ def summarize(seeds: dict, last: int) -> dict:
             "flag_steps": [m["step"] for m in hits],
             "checks": {c: v for c, v in checks.items() if v},
             "stopped_at": (r["summary"].get("monitor") or {}).get("stopped_at"),
+            "around_flags": around_flags(r["metrics"], [m["step"] for m in hits]),
         }
         again = [x for x in r["replayed"] if x["step"] <= last and x["flags"]]
         flags[s_]["replayed"] = {
@@ -692,6 +716,27 @@ def tables(conds: dict, diffs: dict) -> list[str]:
             f"{pct(s['heldout_no_strict_answer_start'])} → {pct(s['heldout_no_strict_answer_final'])} | "
             f"{pct(s['heldout_copied_of_wrong_start'])} → {pct(s['heldout_copied_of_wrong_final'])} |"
         )
+    lines += [
+        "",
+        "Around the monitor's live flags, per flagged run: the reward calls before the first flag, from the first to "
+        "the last, and after the last (steps: mean training reward / rule accuracy of the rollouts / RM-fooled rate, ×100):",
+        "",
+        "| condition | seed | before | flagged | after |",
+        "|---|---|---|---|---|",
+    ]
+    for c, s in conds.items():
+        for seed, f in s["monitor"].items():
+            if f.get("around_flags"):
+                lines.append(
+                    f"| {c} | {seed} | "
+                    + " | ".join(
+                        (f"{a['steps'][0]}–{a['steps'][1]}: " + " / ".join(pct(a[x]) for x in AROUND))
+                        if (a := f["around_flags"].get(k))
+                        else "-"
+                        for k in ("before", "flagged", "after")
+                    )
+                    + " |"
+                )
     for k, v in diffs.items():
         lines.append(
             f"\n{k} at step {v['step']} ({len(v['seeds'])} seed{'s' * (len(v['seeds']) > 1)}): {pct(v['mean'])} points"

@@ -250,3 +250,20 @@ def test_heldout_answers_count_format_and_copies(tmp_path):
     run = rh.load_run(d)
     # of the wrong samples with an answer ("5", "8"), one copies the question
     assert run["heldout_answers"][0] == {"no_strict_answer": 0.25, "copied_of_wrong": 0.5}
+
+
+def test_around_flags_splits_the_reward_calls_at_the_first_and_last_flag():
+    ms = [
+        {"step": s, "reward_mean": r, "rule_accuracy": 0.2, "rm_fooled_rate": f}
+        for s, r, f in [(1, 0.1, 0.0), (5, 0.1, 0.2), (9, 0.9, 0.8), (13, 0.7, None), (17, 0.2, 0.0)]
+    ]
+    a = rh.around_flags(ms, [9, 13])
+    assert a["before"] == {
+        "steps": [1, 5],
+        "reward_mean": pytest.approx(0.1),
+        "rule_accuracy": 0.2,
+        "rm_fooled_rate": pytest.approx(0.1),
+    }
+    assert a["flagged"]["steps"] == [9, 13] and a["flagged"]["rm_fooled_rate"] == 0.8  # a missing rate is skipped
+    assert a["after"]["steps"] == [17, 17] and a["after"]["reward_mean"] == 0.2
+    assert "after" not in rh.around_flags(ms, [17]) and rh.around_flags(ms, []) is None
