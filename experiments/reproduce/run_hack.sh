@@ -33,6 +33,8 @@
 #   bash experiments/reproduce/run_hack.sh
 #   RM=... STRONG_RM=... SEEDS="0 1 2" STEPS=400 [CONDITIONS="model rule"] bash experiments/reproduce/run_hack.sh
 #   REPORT_ONLY=1 bash experiments/reproduce/run_hack.sh   # no training: copy the runs' logs so far and report
+#   RUNS="rule:1 model_bin:1 ..." bash experiments/reproduce/run_hack.sh   # exactly these condition:seed runs, in this
+#     order (instead of every seed x condition; JOBS and the rest as above): to finish the comparison that matters first
 #   JOBS=2 bash experiments/reproduce/run_hack.sh   # two runs side by side, one torch thread each: 1.23x the steps
 #     per hour of one run with two threads on a 2-core CPU (benchmarks/parallel_runs.py); each run takes ~1.6x longer
 # 400 steps x 8 rollouts = 3,200 rollouts per run (the CPU preset: 2 prompts x G=4 per optimizer step).
@@ -153,6 +155,13 @@ flags() {  # the condition's own flags
 }
 # the static RM first: whether (and when) it is hacked is the first thing the experiment shows
 CONDITIONS=${CONDITIONS:-model rule cooper cooper_new cooper_ref model_bin cooper_ref_bin${STRONG_RM:+ model_strong}}
+if [ -n "${RUNS:-}" ]; then   # an explicit plan: its conditions (model_strong's check, the step-0 siblings below)
+  for x in $RUNS; do
+    [[ $x =~ ^[a-z_]+:[0-9]+$ ]] && [ -n "$(flags ${x%:*})" ] || { echo "RUNS: '$x' is not condition:seed" >&2; exit 1; }
+  done
+  CONDITIONS=$(for x in $RUNS; do echo ${x%:*}; done | awk '!seen[$0]++' | tr '\n' ' ')
+fi
+PLAN=${RUNS:-$(for S in $SEEDS; do for c in $CONDITIONS; do echo -n "$c:$S "; done; done)}
 case " $CONDITIONS " in *" model_strong "*) [ -n "$STRONG_RM" ] || { echo "model_strong needs STRONG_RM" >&2; exit 1; } ;; esac
 run_one() {  # seed, condition: skip if finished, else run (or resume) it
   local S=$1 c=$2 dir=$OUT/$2-s$1 fin done_steps own resume cmd x
@@ -207,13 +216,12 @@ PY
 # (benchmarks/parallel_runs.py measures what that buys on this machine)
 [ "$JOBS" -gt 1 ] && export OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS
 failed=$OUT/.failed; rm -f $failed   # a failed job leaves it: no new runs start, the running ones finish
-for S in $SEEDS; do
-  for c in $CONDITIONS; do
-    if [ "$JOBS" -le 1 ]; then run_one $S $c || exit 1; continue; fi
-    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
-    [ -f $failed ] && break 2
-    { run_one $S $c || touch $failed; } &
-  done
+for x in $PLAN; do
+  c=${x%:*} S=${x#*:}
+  if [ "$JOBS" -le 1 ]; then run_one $S $c || exit 1; continue; fi
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+  [ -f $failed ] && break
+  { run_one $S $c || touch $failed; } &
 done
 wait
 [ -f $failed ] && { echo "[hack] a run failed: no report" >&2; exit 1; }
