@@ -1,0 +1,136 @@
+"""Stop issue 15's runs by a deadline without losing an evaluation: each running `cooper rl` under OUT gets its SIGTERM
+(checkpoint at the end of the generation batch in flight, then exit) in the last batch that ends before an
+evaluation it could not finish by DEADLINE, or in the last batch that ends before DEADLINE; an evaluation already
+in progress is left to finish. run_hack.sh is stopped first (no new run starts). Start it an hour or so before a
+session ends, in the background; it exits when no run is left.
+
+usage: python experiments/reproduce/stop_at.py DEADLINE [OUT] [--dry-run]   DEADLINE: HH:MM (UTC, today) or epoch s
+       (--dry-run: print each run's state and what would be done now, signal nothing)
+       e.g. nohup .venv/bin/python experiments/reproduce/stop_at.py 04:30 >> runs/hack/stop_at.log 2>&1 &
+
+A signal reaching a run in the batch that ends at an evaluation step would stop it only after that evaluation
+(the evaluation callback runs before the checkpoint-on-signal one), so the last safe batch is the one before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+POLL = 15  # seconds between looks at the runs' logs
+DEFAULT_EVAL = 45 * 60  # an evaluation's length before a run has timed one of its own
+
+
+def decide(
+    now: float,
+    deadline: float,
+    done: int,
+    step_s: float,
+    eval_steps: int,
+    batch: int,
+    eval_s: float,
+    evaluated: set[int],
+) -> str:
+    """'eval' (an evaluation is in progress: leave it), 'stop' (signal now: the checkpoint lands at the end of the batch
+    in flight) or 'go', for a run that has finished `done` optimizer steps of `batch` per generation batch."""
+    if done % eval_steps == 0 and done not in evaluated:
+        return "eval"
+    end = (done // batch + 1) * batch  # where a signal now checkpoints
+    next_eval = (done // eval_steps + 1) * eval_steps
+    if end >= next_eval:  # the batch in flight ends at an evaluation: a signal now would act only after it
+        return "go"
+    # the next chance to stop is at end + batch, or after the evaluation if that batch ends at it
+    later = (end + batch - done) * step_s + (eval_s if end + batch >= next_eval else 0)
+    return "stop" if now + later > deadline else "go"
+
+
+def jsonl(path: Path) -> list[dict]:
+    """The rows of a JSON-lines file ([] if missing; a torn last line is skipped)."""
+    rows = []
+    for line in path.read_text().splitlines() if path.is_file() else []:
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            pass
+    return rows
+
+
+def runs(out: str) -> dict[int, Path]:
+    """pid -> output dir of every running `cooper rl` under out."""
+    found = {}
+    for pid in subprocess.run(["pgrep", "-f", "cooper rl "], capture_output=True, text=True).stdout.split():
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        args = [a.decode() for a in cmd]
+        if "--output_dir" in args and args[args.index("--output_dir") + 1].startswith(out.rstrip("/") + "/"):
+            found[int(pid)] = Path(args[args.index("--output_dir") + 1])
+    return found
+
+
+def state(d: Path) -> dict:
+    """What decide() needs from a run dir's logs."""
+    cfg = json.loads((d / "rl_config.json").read_text())
+    timing = jsonl(d / "timing.jsonl")
+    evals = jsonl(d / "evals.jsonl")
+    own = [e["eval_seconds"] for e in evals if e.get("eval_seconds", 0) > 120 and "policy_eval_reused_from" not in e]
+    return {
+        "done": timing[-1]["step"] if timing else 0,
+        # the mean, not the median: a generation batch's first step carries its generation
+        "step_s": statistics.mean(t["step_seconds"] for t in timing[-24:]) if timing else 60.0,
+        "eval_steps": cfg["eval_steps"],
+        "batch": cfg.get("steps_per_generation") or 1,
+        "eval_s": own[-1] if own else DEFAULT_EVAL,
+        "evaluated": {e["step"] for e in evals},
+    }
+
+
+def parse_deadline(s: str) -> float:
+    """Epoch seconds of HH:MM (UTC, today) or of an epoch given as is."""
+    if re.fullmatch(r"\d{1,2}:\d{2}", s):
+        h, m = map(int, s.split(":"))
+        return datetime.now(UTC).replace(hour=h, minute=m, second=0, microsecond=0).timestamp()
+    return float(s)
+
+
+def main():
+    args = [a for a in sys.argv[1:] if a != "--dry-run"]
+    deadline = parse_deadline(args[0])
+    out = args[1] if len(args) > 1 else "runs/hack"
+    if "--dry-run" in sys.argv:
+        for pid, d in runs(out).items():
+            s = state(d)
+            print(pid, d, {k: v for k, v in s.items() if k != "evaluated"}, decide(time.time(), deadline, **s))
+        return
+    subprocess.run(["pkill", "-TERM", "-f", "bash experiments/reproduce/run_hack.sh"])
+    print(f"[stop_at] run_hack.sh stopped; deadline {time.strftime('%H:%M:%S', time.gmtime(deadline))} UTC", flush=True)
+    signalled = set()
+    while live := runs(out):
+        for pid, d in live.items():
+            if pid in signalled:
+                continue
+            s = state(d)
+            verdict = decide(time.time(), deadline, **s)
+            if verdict == "stop":
+                os.kill(pid, signal.SIGTERM)
+                signalled.add(pid)
+                print(
+                    f"[stop_at] {time.strftime('%H:%M:%S', time.gmtime())} SIGTERM {d} after step {s['done']} "
+                    f"(checkpoint at {(s['done'] // s['batch'] + 1) * s['batch']})",
+                    flush=True,
+                )
+        time.sleep(POLL)
+    print(f"[stop_at] {time.strftime('%H:%M:%S', time.gmtime())} no run left", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,37 @@
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+spec = importlib.util.spec_from_file_location(
+    "stop_at", Path(__file__).resolve().parents[2] / "experiments/reproduce/stop_at.py"
+)
+sa = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sa)
+
+RUN = {"step_s": 60.0, "eval_steps": 100, "batch": 4, "eval_s": 2400.0}
+
+
+@pytest.mark.parametrize(
+    "done,left,want",
+    [
+        (392, 8 * 60 + 2400 - 1, "stop"),  # the batch before the evaluation's: the eval would not end in time
+        (392, 8 * 60 + 2400 + 1, "go"),  # ... and here it would (the next chance: after the evaluation)
+        (396, 0, "go"),  # the batch in flight ends at the evaluation: a signal would act only after it
+        (400, 0, "eval"),  # step 400 done and not evaluated yet: the evaluation is in progress
+        (320, 8 * 60 - 1, "stop"),  # mid-interval: the next batch would end past the deadline
+        (320, 8 * 60 + 1, "go"),
+        (0, 0, "eval"),  # a new run's step-0 evaluation
+    ],
+)
+def test_a_run_is_stopped_in_the_last_batch_that_loses_nothing(done, left, want):
+    evaluated = {0, 100, 200, 300} | ({400} if done > 400 else set())
+    if done == 0:
+        evaluated = set()
+    assert sa.decide(1000.0, 1000.0 + left, done, evaluated=evaluated, **RUN) == want
+
+
+def test_after_its_evaluation_a_run_goes_on_or_stops_by_the_deadline():
+    done = {0, 100, 200, 300, 400}
+    assert sa.decide(0.0, 3600.0, 400, evaluated=done, **RUN) == "go"
+    assert sa.decide(0.0, 7 * 60.0, 400, evaluated=done, **RUN) == "stop"
