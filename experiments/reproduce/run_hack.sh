@@ -156,7 +156,7 @@ flags() {  # the condition's own flags
 }
 # the static RM first: whether (and when) it is hacked is the first thing the experiment shows
 CONDITIONS=${CONDITIONS:-model rule cooper cooper_new cooper_ref model_bin cooper_ref_bin${STRONG_RM:+ model_strong}}
-if [ -n "${RUNS:-}" ]; then   # an explicit plan: its conditions (model_strong's check, the step-0 siblings below)
+if [ -n "${RUNS:-}" ]; then   # an explicit plan: its conditions (for model_strong's check below)
   for x in $RUNS; do
     [[ $x =~ ^[a-z_]+:[0-9]+$ ]] && [ -n "$(flags ${x%:*})" ] || { echo "RUNS: '$x' is not condition:seed" >&2; exit 1; }
   done
@@ -202,7 +202,7 @@ PY
   resume=(); ls -d $dir/checkpoint-* >/dev/null 2>&1 && resume=(--resume_from_checkpoint last)
   # the step-0 policy is the same in every condition of a seed, and so are its evaluation samples (same sampling
   # seed): a run reuses the step-0 evaluation of a sibling that finished one (cooper rl checks the settings match)
-  local sib=(); for x in $CONDITIONS; do [ $x = $c ] || sib+=($OUT/$x-s$S); done
+  local sib=(); for x in $OUT/*-s$S; do [ -d $x ] && [ $x != $dir ] && sib+=($x); done   # every run dir of the seed
   # on a new machine (run dirs lost): the step-0 evaluations committed with this seed's runs (logs, gzipped samples);
   # cooper rl reuses one only if the rebuilt warm-up's weights are the same (fingerprint)
   for x in $R/runs/*-s$S; do [ -f $x/eval/step-0/summary.json ] && sib+=($x); done
