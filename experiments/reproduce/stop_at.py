@@ -77,8 +77,10 @@ def runs(out: str) -> dict[int, Path]:
     return found
 
 
-def state(d: Path) -> dict:
-    """What decide() needs from a run dir's logs."""
+def state(d: Path) -> dict | None:
+    """What decide() needs from a run dir's logs (None while a starting run has not written its config yet)."""
+    if not (d / "rl_config.json").is_file():
+        return None
     cfg = json.loads((d / "rl_config.json").read_text())
     timing = jsonl(d / "timing.jsonl")
     evals = jsonl(d / "evals.jsonl")
@@ -109,7 +111,9 @@ def main():
     if "--dry-run" in sys.argv:
         for pid, d in runs(out).items():
             s = state(d)
-            print(pid, d, {k: v for k, v in s.items() if k != "evaluated"}, decide(time.time(), deadline, **s))
+            print(
+                pid, d, s and {k: v for k, v in s.items() if k != "evaluated"}, s and decide(time.time(), deadline, **s)
+            )
         return
     subprocess.run(["pkill", "-TERM", "-f", "bash experiments/reproduce/run_hack.sh"])
     print(f"[stop_at] run_hack.sh stopped; deadline {time.strftime('%H:%M:%S', time.gmtime(deadline))} UTC", flush=True)
@@ -119,8 +123,7 @@ def main():
             if pid in signalled:
                 continue
             s = state(d)
-            verdict = decide(time.time(), deadline, **s)
-            if verdict == "stop":
+            if s and decide(time.time(), deadline, **s) == "stop":
                 os.kill(pid, signal.SIGTERM)
                 signalled.add(pid)
                 print(

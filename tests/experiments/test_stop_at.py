@@ -35,3 +35,17 @@ def test_after_its_evaluation_a_run_goes_on_or_stops_by_the_deadline():
     done = {0, 100, 200, 300, 400}
     assert sa.decide(0.0, 3600.0, 400, evaluated=done, **RUN) == "go"
     assert sa.decide(0.0, 7 * 60.0, 400, evaluated=done, **RUN) == "stop"
+
+
+def test_a_starting_run_without_its_config_yet_is_skipped(tmp_path):
+    assert sa.state(tmp_path) is None
+    (tmp_path / "rl_config.json").write_text('{"eval_steps": 100, "steps_per_generation": 4}')
+    (tmp_path / "timing.jsonl").write_text('{"step": 7, "step_seconds": 10.0}\n{"step": 8, "step_seconds": 30.0}\n{"st')
+    assert sa.state(tmp_path) == {
+        "done": 8,
+        "step_s": 20.0,
+        "eval_steps": 100,
+        "batch": 4,
+        "eval_s": sa.DEFAULT_EVAL,
+        "evaluated": set(),
+    }
