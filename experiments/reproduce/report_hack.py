@@ -758,15 +758,14 @@ def main():
     conditions = [c for c in ORDER if c in runs] + sorted(c for c in runs if c not in ORDER)
     # a condition's statistics over the seeds that reached its furthest evaluation (same budget within a condition);
     # a seed still behind them is listed as in progress, not averaged in, so a new seed does not cut the others short
-    behind = defaultdict(dict)  # condition -> seed -> its last evaluation step
+    behind, lasts = defaultdict(dict), {}  # condition -> seed -> its last evaluation step; condition -> its furthest
     for c in conditions:
-        top = max(r["evals"][-1]["step"] for r in runs[c].values())
+        lasts[c] = max(r["evals"][-1]["step"] for r in runs[c].values())
         for s_, r in list(runs[c].items()):
-            if r["evals"][-1]["step"] < top:
+            if r["evals"][-1]["step"] < lasts[c]:
                 behind[c][s_] = runs[c].pop(s_)["evals"][-1]["step"]
     summary = {"definitions": __doc__.split("Definitions")[1].strip(), "conditions": {}, "paired_differences": {}}
     summary["in_progress"] = {c: dict(sorted(v.items())) for c, v in behind.items()}
-    lasts = {c: max(r["evals"][-1]["step"] for r in runs[c].values()) for c in conditions}
     for c in conditions:
         summary["conditions"][c] = summarize(runs[c], lasts[c])
     summary["paired_differences"] = paired(runs, lasts)

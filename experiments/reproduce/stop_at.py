@@ -25,6 +25,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from cooper_rl.io import read_jsonl  # a last line cut by a writer in flight is skipped
+
 POLL = 15  # seconds between looks at the runs' logs
 DEFAULT_EVAL = 45 * 60  # an evaluation's length before a run has timed one of its own
 
@@ -52,17 +54,6 @@ def decide(
     return "stop" if now + later > deadline else "go"
 
 
-def jsonl(path: Path) -> list[dict]:
-    """The rows of a JSON-lines file ([] if missing; a torn last line is skipped)."""
-    rows = []
-    for line in path.read_text().splitlines() if path.is_file() else []:
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            pass
-    return rows
-
-
 def runs(out: str) -> dict[int, Path]:
     """pid -> output dir of every running `cooper rl` under out."""
     found = {}
@@ -82,8 +73,8 @@ def state(d: Path) -> dict | None:
     if not (d / "rl_config.json").is_file():
         return None
     cfg = json.loads((d / "rl_config.json").read_text())
-    timing = jsonl(d / "timing.jsonl")
-    evals = jsonl(d / "evals.jsonl")
+    timing = read_jsonl(d / "timing.jsonl", missing_ok=True)
+    evals = read_jsonl(d / "evals.jsonl", missing_ok=True)
     own = [e["eval_seconds"] for e in evals if e.get("eval_seconds", 0) > 120 and "policy_eval_reused_from" not in e]
     return {
         "done": timing[-1]["step"] if timing else 0,
