@@ -29,8 +29,9 @@
 # experiment is still balanced. Run dirs (checkpoints) live on this machine only: a lost machine restarts the
 # unfinished run from step 0. Checkpoints every 24 steps (ends of
 # generation batches). Before a session ends: bash experiments/reproduce/stop_hack.sh (every running `cooper rl`
-# checkpoints and exits 143, no new run starts; then the report), or, started an hour or so before, in the background,
-# experiments/reproduce/stop_at.py HH:MM (each run stopped by then in its last batch that loses no evaluation).
+# checkpoints and exits 143, no new run starts; then the report), or, started any time before, in the background,
+# experiments/reproduce/stop_at.py HH:MM (each run stopped by then in its last batch that loses no evaluation; this
+# script is stopped just before the first such signal, so it goes on starting runs until then).
 #   bash experiments/reproduce/run_hack.sh
 #   RM=... STRONG_RM=... SEEDS="0 1 2" STEPS=400 [CONDITIONS="model rule"] bash experiments/reproduce/run_hack.sh
 #   REPORT_ONLY=1 bash experiments/reproduce/run_hack.sh   # no training: copy the runs' logs so far and report

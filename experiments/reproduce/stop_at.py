@@ -1,8 +1,9 @@
 """Stop issue 15's runs by a deadline without losing an evaluation: each running `cooper rl` under OUT gets its SIGTERM
 (checkpoint at the end of the generation batch in flight, then exit) in the last batch that ends before an
 evaluation it could not finish by DEADLINE, or in the last batch that ends before DEADLINE; an evaluation already
-in progress is left to finish. run_hack.sh is stopped first (no new run starts). Start it an hour or so before a
-session ends, in the background; it exits when no run is left.
+in progress is left to finish. run_hack.sh is stopped just before the first signal (or at DEADLINE), so until then
+it goes on starting runs, which make progress and checkpoint like the others. Start it any time before a session
+ends, in the background; it exits when neither run_hack.sh nor a run is left.
 
 usage: python experiments/reproduce/stop_at.py DEADLINE [OUT] [--dry-run]   DEADLINE: HH:MM (UTC, today) or epoch s
        (--dry-run: print each run's state and what would be done now, signal nothing)
@@ -29,6 +30,7 @@ from cooper_rl.io import read_jsonl  # a last line cut by a writer in flight is 
 
 POLL = 15  # seconds between looks at the runs' logs
 DEFAULT_EVAL = 45 * 60  # an evaluation's length before a run has timed one of its own
+DRIVER = "bash experiments/reproduce/run_hack.sh"  # its command line (pkill -f: the runs it started go on)
 
 
 def decide(
@@ -52,6 +54,15 @@ def decide(
     # the next chance to stop is at end + batch, or after the evaluation if that batch ends at it
     later = (end + batch - done) * step_s + (eval_s if end + batch >= next_eval else 0)
     return "stop" if now + later > deadline else "go"
+
+
+def plan(
+    now: float, deadline: float, states: dict[int, dict | None], signalled: set[int], driver: bool
+) -> tuple[bool, list[int]]:
+    """(stop run_hack.sh now?, pids to signal now) for the runs' states (None: a run still starting)."""
+    stop = [p for p, s in states.items() if p not in signalled and s and decide(now, deadline, **s) == "stop"]
+    # the driver goes before the first signal: a run that exits must not make room for a new one
+    return driver and bool(stop or signalled or now >= deadline), stop
 
 
 def runs(out: str) -> dict[int, Path]:
@@ -106,22 +117,25 @@ def main():
                 pid, d, s and {k: v for k, v in s.items() if k != "evaluated"}, s and decide(time.time(), deadline, **s)
             )
         return
-    subprocess.run(["pkill", "-TERM", "-f", "bash experiments/reproduce/run_hack.sh"])
-    print(f"[stop_at] run_hack.sh stopped; deadline {time.strftime('%H:%M:%S', time.gmtime(deadline))} UTC", flush=True)
-    signalled = set()
-    while live := runs(out):
-        for pid, d in live.items():
-            if pid in signalled:
-                continue
-            s = state(d)
-            if s and decide(time.time(), deadline, **s) == "stop":
-                os.kill(pid, signal.SIGTERM)
-                signalled.add(pid)
-                print(
-                    f"[stop_at] {time.strftime('%H:%M:%S', time.gmtime())} SIGTERM {d} after step {s['done']} "
-                    f"(checkpoint at {(s['done'] // s['batch'] + 1) * s['batch']})",
-                    flush=True,
-                )
+    print(f"[stop_at] deadline {time.strftime('%H:%M:%S', time.gmtime(deadline))} UTC", flush=True)
+    signalled: set[int] = set()
+    while True:
+        live, driver = runs(out), subprocess.run(["pgrep", "-f", DRIVER], capture_output=True).returncode == 0
+        if not live and not driver:
+            break
+        stop_driver, stop = plan(time.time(), deadline, {p: state(d) for p, d in live.items()}, signalled, driver)
+        if stop_driver:
+            subprocess.run(["pkill", "-TERM", "-f", DRIVER])
+            print(f"[stop_at] {time.strftime('%H:%M:%S', time.gmtime())} run_hack.sh stopped", flush=True)
+        for pid in stop:
+            s = state(live[pid])
+            os.kill(pid, signal.SIGTERM)
+            signalled.add(pid)
+            print(
+                f"[stop_at] {time.strftime('%H:%M:%S', time.gmtime())} SIGTERM {live[pid]} after step {s['done']} "
+                f"(checkpoint at {(s['done'] // s['batch'] + 1) * s['batch']})",
+                flush=True,
+            )
         time.sleep(POLL)
     print(f"[stop_at] {time.strftime('%H:%M:%S', time.gmtime())} no run left", flush=True)
 

@@ -49,3 +49,17 @@ def test_a_starting_run_without_its_config_yet_is_skipped(tmp_path):
         "eval_s": sa.DEFAULT_EVAL,
         "evaluated": set(),
     }
+
+
+def test_the_driver_is_stopped_just_before_the_first_signal_or_at_the_deadline():
+    evaluated = {0, 100, 200, 300}
+    going = dict(RUN, done=320, evaluated=evaluated)  # next batch ends 8 min after now
+    starting = None  # a run still writing its config: never signalled
+    # far from the deadline: the driver goes on starting runs, nobody is signalled
+    assert sa.plan(0.0, 3600.0, {1: going, 2: starting}, set(), driver=True) == (False, [])
+    # a run must stop now: the driver goes in the same tick, before the run can exit and free its slot
+    assert sa.plan(0.0, 60.0, {1: going, 2: starting}, set(), driver=True) == (True, [1])
+    assert sa.plan(0.0, 60.0, {1: going}, {1}, driver=True) == (True, [])  # signalled already: not twice
+    assert sa.plan(0.0, 60.0, {1: going}, set(), driver=False) == (False, [1])
+    # past the deadline with no run to signal (e.g. between two runs): the driver goes all the same
+    assert sa.plan(100.0, 60.0, {}, set(), driver=True) == (True, [])
