@@ -189,11 +189,14 @@ def test_committed_logs_report_what_their_evaluations_say(tmp_path, monkeypatch)
         lo, hi = v["heldout_final_ci95"]
         assert lo <= v["heldout_final_mean"] <= hi
     assert (tmp_path / "dynamics.png").stat().st_size > 10_000
-    # runs in progress: every pair of conditions is compared at the last step both reached (seed 0 here)
+    # runs in progress: every pair of conditions is compared at the last step both reached, over the seeds both have
     lasts = {c: v["last_eval_step"] for c, v in s["conditions"].items()}
+    seeds = {c: set(v["heldout_final_by_seed"]) for c, v in s["conditions"].items()}
     for a, b in ((a, b) for a in lasts for b in lasts if a < b):
         step, d = min(lasts[a], lasts[b]), s["paired_differences"][f"{a} - {b}"]
-        assert d["step"] == step and d["mean"] == pytest.approx(heldout(a, 0, step) - heldout(b, 0, step))
+        both = sorted(seeds[a] & seeds[b])
+        want = sum(heldout(a, x, step) - heldout(b, x, step) for x in both) / len(both)
+        assert d["step"] == step and d["mean"] == pytest.approx(want)
         assert d["ci95"][0] <= d["mean"] <= d["ci95"][1]
 
 
