@@ -123,12 +123,13 @@ def main():
         live, driver = runs(out), subprocess.run(["pgrep", "-f", DRIVER], capture_output=True).returncode == 0
         if not live and not driver:
             break
-        stop_driver, stop = plan(time.time(), deadline, {p: state(d) for p, d in live.items()}, signalled, driver)
+        states = {p: state(d) for p, d in live.items()}
+        stop_driver, stop = plan(time.time(), deadline, states, signalled, driver)
         if stop_driver:
             subprocess.run(["pkill", "-TERM", "-f", DRIVER])
             print(f"[stop_at] {time.strftime('%H:%M:%S', time.gmtime())} run_hack.sh stopped", flush=True)
         for pid in stop:
-            s = state(live[pid])
+            s = states[pid]
             os.kill(pid, signal.SIGTERM)
             signalled.add(pid)
             print(
