@@ -172,7 +172,7 @@ def autocast_seen(trainer) -> list[tuple[bool, bool]]:
 
     wrap_trainer_method(trainer, "generate", track)
     trainer.model.model.layers[0].register_forward_hook(
-        lambda *_: seen.append((state["gen"], torch.is_autocast_enabled("cpu")))
+        lambda *_: seen.append((state["gen"], torch.is_autocast_enabled(trainer.accelerator.device.type)))
     )
     return seen
 
@@ -244,7 +244,7 @@ def test_bf16_rollout_copy_generates_with_fresh_bf16_weights(assets, tmp_path, o
     assert not same(start, weights(trainer.model))  # the refresh mattered: the master moved in between
     assert not [x for x in seen if x[0]]  # the fp32 policy ran no rollout forward
     assert next(copy.parameters()).dtype == torch.bfloat16 and next(trainer.model.parameters()).dtype == torch.float32
-    ids = torch.randint(0, trainer.model.config.vocab_size, (2, 10))
+    ids = torch.randint(0, trainer.model.config.vocab_size, (2, 10), device=trainer.model.device)
     with torch.no_grad():
         p32 = trainer.model(ids).logits[:, -1].float().softmax(-1)
         p16 = copy(ids).logits[:, -1].float().softmax(-1)
@@ -294,7 +294,7 @@ def test_old_logprobs_from_the_sampler_equal_trls_forward_and_leave_training_unc
     assert not hasattr(without, "_cooper_sampler_logprobs")
     assert losses_s == pytest.approx(losses_f, abs=1e-5)
     a, b = with_sampler.model.state_dict(), without.model.state_dict()
-    start = weights_of(assets)
+    start = weights_of(assets, with_sampler.model.device)
     moved = sum((a[k] - start[k]).square().sum() for k in start).sqrt()
     apart = sum((a[k] - b[k]).square().sum() for k in start).sqrt()
     assert apart < 0.01 * moved  # the same training up to rounding, next to how far training moved the weights
@@ -348,9 +348,13 @@ def test_trimmed_padding_gives_trls_log_probs_and_the_same_training(assets, tmp_
     completions = [[11, 12], [13, 14, 15, 16, 17, 18], [19, 20, 21], [22] * 5]
     pw, cw = max(map(len, prompts)), max(map(len, completions))
     pad = tok.pad_token_id
-    ids = torch.tensor([[pad] * (pw - len(p)) + p + c + [pad] * (cw - len(c)) for p, c in zip(prompts, completions)])
+    ids = torch.tensor(
+        [[pad] * (pw - len(p)) + p + c + [pad] * (cw - len(c)) for p, c in zip(prompts, completions)],
+        device=trimmed.model.device,
+    )
     mask = torch.tensor(
-        [[0] * (pw - len(p)) + [1] * (len(p) + len(c)) + [0] * (cw - len(c)) for p, c in zip(prompts, completions)]
+        [[0] * (pw - len(p)) + [1] * (len(p) + len(c)) + [0] * (cw - len(c)) for p, c in zip(prompts, completions)],
+        device=trimmed.model.device,
     )
     before = dict(trimmed._cooper_padding_trimmer.trimmed_calls)
     with torch.no_grad():
@@ -364,7 +368,8 @@ def test_trimmed_padding_gives_trls_log_probs_and_the_same_training(assets, tmp_
     assert max(d for d, _ in diffs) < 1e-4
     assert not hasattr(padded, "_cooper_padding_trimmer")
     assert losses_t == pytest.approx(losses_p, abs=1e-5)
-    a, b, start = trimmed.model.state_dict(), padded.model.state_dict(), weights_of(assets)
+    a, b = trimmed.model.state_dict(), padded.model.state_dict()
+    start = weights_of(assets, trimmed.model.device)
     moved = sum((a[k] - start[k]).square().sum() for k in start).sqrt()
     apart = sum((a[k] - b[k]).square().sum() for k in start).sqrt()
     assert apart < 0.01 * moved
@@ -403,10 +408,11 @@ def test_sampler_logprobs_only_where_the_sampler_is_the_fp32_policy(assets, tmp_
     assert not installed(steps_per_generation=2, rollout_autocast=True)  # rollouts under autocast
 
 
-def weights_of(assets):
+def weights_of(assets, device="cpu"):
+    """The tiny policy's initial weights, on device (the trained model's)."""
     from safetensors.torch import load_file
 
-    return load_file(str(assets / "policy" / "model.safetensors"))
+    return load_file(str(assets / "policy" / "model.safetensors"), device=str(device))
 
 
 def test_rollout_bf16_weights_flag(assets, tmp_path, one_thread):
@@ -536,8 +542,8 @@ def test_cooper_mode_updates_rm(cooper_run):
 
 
 def _state_equal(a, b):
-    if isinstance(a, torch.Tensor):
-        return torch.equal(a, b)
+    if isinstance(a, torch.Tensor):  # on one device: a checkpoint loaded on the CPU against a live state on a GPU
+        return torch.equal(a.cpu(), b.cpu())
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_state_equal(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)):
@@ -550,7 +556,7 @@ def test_checkpoint_holds_the_rm_and_resume_restores_it(cooper_run, one_thread):
     out = Path(cfg.output_dir)
     last = out / "checkpoint-2" / RM_DIR
     saved = load_file(last / "model.safetensors")
-    assert all(torch.equal(saved[k], v) for k, v in reward.rm.model.state_dict().items() if k in saved)
+    assert all(torch.equal(saved[k], v.cpu()) for k, v in reward.rm.model.state_dict().items() if k in saved)
     state = torch.load(last / RM_STATE, weights_only=False)
     assert _state_equal(state["optimizer"], reward.rm.optimizer.state_dict())
     assert _state_equal(state["scheduler"], reward.rm.scheduler.state_dict())
@@ -562,7 +568,7 @@ def test_checkpoint_holds_the_rm_and_resume_restores_it(cooper_run, one_thread):
     trainer1, reward1, info = build_trainer(cfg1)
     assert info["checkpoint"] == str(out / "checkpoint-1")
     saved1 = load_file(first / "model.safetensors")
-    assert all(torch.equal(saved1[k], v) for k, v in reward1.rm.model.state_dict().items() if k in saved1)
+    assert all(torch.equal(saved1[k], v.cpu()) for k, v in reward1.rm.model.state_dict().items() if k in saved1)
     assert _state_equal(
         torch.load(first / RM_STATE, weights_only=False)["optimizer"], reward1.rm.optimizer.state_dict()
     )
@@ -596,7 +602,7 @@ def test_resume_after_sigkill(assets, tmp_path, one_thread):
     resumed = RLConfig(**{**cfg.__dict__, "max_steps": step + 1, "resume_from_checkpoint": "last"})
     trainer, reward, info = build_trainer(resumed)
     assert info["checkpoint"] == str(last)
-    assert all(torch.equal(saved_w[k], v) for k, v in reward.rm.model.state_dict().items() if k in saved_w)
+    assert all(torch.equal(saved_w[k], v.cpu()) for k, v in reward.rm.model.state_dict().items() if k in saved_w)
     assert _state_equal(saved_state["optimizer"], reward.rm.optimizer.state_dict())
     assert _state_equal(saved_state["scheduler"], reward.rm.scheduler.state_dict())
     trainer.train(resume_from_checkpoint=info["checkpoint"])
