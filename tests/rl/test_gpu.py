@@ -63,6 +63,7 @@ def test_the_gpu_preset_trains_the_policy_and_the_rm_on_the_gpu_and_resumes(asse
     assert reward.rm.device.type == "cuda"
     initial = weights(reward.rm)
     trainer.train()
+    assert trainer.model.is_activation_checkpointing  # the Trainer turns it on at train() (TRL off for generation)
     metrics = rows(tmp_path)
     assert len(metrics) == 2 and sum(r["rm/n_valid"] for r in metrics) > 0  # the fitted policy answers 7 sometimes
     assert not same(initial, weights(reward.rm))
@@ -78,7 +79,9 @@ def test_the_gpu_preset_trains_the_policy_and_the_rm_on_the_gpu_and_resumes(asse
 def test_train_rm_on_the_gpu_gives_a_verifyrm_that_scores_there(tmp_path):
     data = _write_jsonl(tmp_path / "rm.jsonl", _synthetic_rows())
     backbone = save_tiny_bert(tmp_path / "backbone")
-    cfg = TrainRMConfig(data=str(data), backbone=backbone, output_dir=str(tmp_path / "rm"), max_length=64)
+    cfg = TrainRMConfig(
+        data=str(data), backbone=backbone, output_dir=str(tmp_path / "rm"), max_length=64, device="cuda"
+    )
     report = run_train_rm(TrainRMConfig(**{**cfg.__dict__, "max_steps": 3, "eval_steps": 3, "batch_size": 8}))
     assert report["val_accuracy"] is not None
     rm = VerifyRM.from_pretrained(str(tmp_path / "rm"), device="cuda")
@@ -100,4 +103,6 @@ def test_eval_on_the_gpu_samples_the_fitted_policy(assets, tmp_path):
     )
     summary = evaluate(cfg)
     assert summary["overall"]["n_problems"] == 4 and summary["overall"]["k"] == 4
-    assert summary["overall"]["avg@k_strict"] > 0  # the fitted policy answers \\boxed{7} ~40 % of the time
+    assert (
+        summary["overall"]["avg@k_strict"] > 0
+    )  # the fitted policy's answers: test_the_tiny_policy_answers_right_and_wrong

@@ -46,6 +46,36 @@ def rows(out):
     return [json.loads(x) for x in (Path(out) / "metrics.jsonl").read_text().splitlines()]
 
 
+def test_the_tiny_policy_answers_right_and_wrong(assets, one_thread):
+    """The fixture's fitted policy, sampled as the RL runs sample it (temperature 1, 12 new tokens), gives the strict
+    rule verifier both right and wrong answers often (~40 % right): a few steps of 8 rollouts hold both whatever
+    the sampler's random stream (CPU or GPU), which the RM-update tests rely on. With 30 fitting steps (before
+    2026-11-26) it was ~11 %: the RM-update tests passed on CPU by their seed and failed on a GPU."""
+    from transformers import AutoModelForCausalLM
+
+    from cooper_rl.generation import build_prompt
+    from cooper_rl.verify import verify
+
+    tok = load_tokenizer(str(assets / "policy"))
+    model = AutoModelForCausalLM.from_pretrained(str(assets / "policy"))
+    torch.manual_seed(0)
+    right = []
+    for q in QUESTIONS:
+        ids = torch.tensor([tok(build_prompt(tok, q), add_special_tokens=False)["input_ids"]] * 32)
+        out = model.generate(
+            ids,
+            attention_mask=torch.ones_like(ids),
+            do_sample=True,
+            temperature=1.0,
+            top_p=1.0,
+            top_k=0,
+            max_new_tokens=12,
+            pad_token_id=tok.pad_token_id,
+        )
+        right += [verify(t, "7") for t in tok.batch_decode(out[:, ids.shape[1] :], skip_special_tokens=True)]
+    assert 0.2 < sum(right) / len(right) < 0.8, sum(right) / len(right)
+
+
 def test_rule_mode_run_rl(assets, tmp_path, one_thread):
     (tmp_path / "metrics.jsonl").write_text(
         '{"step": 0, "stale": 1}\n{"step": 1, "stale": 1}\n'
