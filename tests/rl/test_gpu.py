@@ -2,11 +2,11 @@
 gradient checkpointing, policy and VerifyRM on CUDA; vLLM off), `cooper train-rm` and `cooper eval`. Skipped
 without CUDA (CI has none): run them on a GPU machine with `pytest tests/rl/test_gpu.py` (README, "GPU machines")."""
 
-import json
 from pathlib import Path
 
 import pytest
 import torch
+from tests.rl.test_train import rows
 from tests.rm.test_train import _synthetic_rows, _write_jsonl
 
 from cooper_rl.cli import parse_config
@@ -48,10 +48,6 @@ def gpu_config(assets, out, **flags):
     for k, v in flags.items():
         argv += [f"--{k}", str(v)]
     return parse_config(RLConfig, argv)
-
-
-def rows(out):
-    return [json.loads(x) for x in (Path(out) / "metrics.jsonl").read_text().splitlines()]
 
 
 def test_the_gpu_preset_trains_the_policy_and_the_rm_on_the_gpu_and_resumes(assets, tmp_path):
