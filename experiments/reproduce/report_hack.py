@@ -433,9 +433,22 @@ def around_flags(metrics: list[dict], flag_steps: list[int]) -> dict | None:
     }
 
 
-def summarize(seeds: dict, last: int) -> dict:
+def quarters(runs: list[list[dict]], key: str) -> list[float | None]:
+    """Mean over runs of one metric's mean over each quarter of each run's rows (reward calls), first to last."""
+    out = []
+    for q in range(4):
+        means = []
+        for ms in runs:
+            n = len(ms)
+            means.append(mean(m.get(key) for m in ms[q * n // 4 : (q + 1) * n // 4]))
+        out.append(mean(means))
+    return out
+
+
+def summarize(seeds: dict, last: int, per_seed: bool = True) -> dict:
     """One condition's summary over its seeds' evaluations, reward calls and logged rollouts up to step `last` (the
-    held-out, training and monitor columns over the same span)."""
+    held-out, training and monitor columns over the same span); with per_seed, also each seed's own summary
+    (`by_seed`: the same fields over that seed alone, its CI over problems only)."""
     cut = {
         s: r
         | {
@@ -503,8 +516,23 @@ def summarize(seeds: dict, last: int) -> dict:
         }
         for k in ("no_strict_answer", "copied_of_wrong")
     }
+    steps = sorted({e["step"] for r in cut.values() for e in r["evals"]})
     summary = {
         "seeds": sorted(cut),
+        # every evaluation: held-out mean over the sets, and per set (mean over the seeds evaluated at that step)
+        "heldout_by_step": {
+            st: mean(heldout(e) for r in cut.values() for e in r["evals"] if e["step"] == st) for st in steps
+        },
+        "heldout_by_step_by_set": {
+            st: {
+                n: mean(per_set(e).get(n) for r in cut.values() for e in r["evals"] if e["step"] == st)
+                for n in sorted({n for r in cut.values() for e in r["evals"] if e["step"] == st for n in per_set(e)})
+            }
+            for st in steps
+        },
+        # the rule accuracy of the training rollouts and the training reward per quarter of the reward calls
+        "train_rule_accuracy_by_quarter": quarters(kept, "rule_accuracy"),
+        "reward_by_quarter": quarters(kept, "reward_mean"),
         # TRL's scale_rewards the runs trained with (older run configs lack the field: group, the only choice then)
         "scale_rewards": sorted({r["scale_rewards"] for r in cut.values()}),
         "last_eval_step": last,
@@ -582,6 +610,8 @@ def summarize(seeds: dict, last: int) -> dict:
         "rm_reference_positives_early": quarter(rm_calls, "ref", first=True),
         "rm_reference_positives_late": quarter(rm_calls, "ref", first=False),
     }
+    if per_seed and len(cut) > 1:
+        summary["by_seed"] = {s_: summarize({s_: seeds[s_]}, last, per_seed=False) for s_ in sorted(cut)}
     return summary
 
 
@@ -593,14 +623,17 @@ def paired(runs: dict, lasts: dict) -> dict:
     for a in lasts:
         for b in lasts:
             if a < b and (d := paired_at(runs, a, b, min(lasts[a], lasts[b]))):
+                if len(d["seeds"]) > 1:  # each seed's own difference, its CI over problems only
+                    d["by_seed"] = {s: paired_at(runs, a, b, d["step"], only=s) for s in d["seeds"]}
                 out[f"{a} - {b}"] = d
     return out
 
 
-def paired_at(runs: dict, a: str, b: str, step: int) -> dict | None:
+def paired_at(runs: dict, a: str, b: str, step: int, only: int | None = None) -> dict | None:
     """Paired difference A - B at an evaluation step both conditions reached, over the seeds both have with
-    per-problem scores there; None if none has."""
+    per-problem scores there (or seed `only`); None if none has."""
     seeds = sorted(s for s in set(runs[a]) & set(runs[b]) if all(step in runs[c][s]["per_problem"] for c in (a, b)))
+    seeds = [s for s in seeds if only is None or s == only]
     if not seeds:
         return None
 
@@ -749,23 +782,37 @@ def main():
     logging.getLogger("cooper_rl.cooper.monitor").setLevel(logging.ERROR)  # replay's per-flag warnings: see table.md
     out = Path(sys.argv[1])
     runs = defaultdict(dict)  # condition -> seed -> run
+    started = defaultdict(dict)  # the same for runs evaluated at step 0 only
     for d in sorted((out / "runs").glob("*-s*")):
         m = re.fullmatch(r"(.+)-s(\d+)", d.name)
         run = load_run(d) if m else None
-        # a run not evaluated after step 0 yet (just started) has no result of training to report
+        # a run not evaluated after step 0 yet (just started) has no result of training to report: in progress
         if run and any(e["step"] > 0 for e in run["evals"]):
             runs[m.group(1)][int(m.group(2))] = run
+        elif run and run["evals"]:
+            started[m.group(1)][int(m.group(2))] = run
     conditions = [c for c in ORDER if c in runs] + sorted(c for c in runs if c not in ORDER)
     # a condition's statistics over the seeds that reached its furthest evaluation (same budget within a condition);
     # a seed still behind them is listed as in progress, not averaged in, so a new seed does not cut the others short
     behind, lasts = defaultdict(dict), {}  # condition -> seed -> its last evaluation step; condition -> its furthest
+    held = defaultdict(dict)  # condition -> seed -> the run in progress
     for c in conditions:
         lasts[c] = max(r["evals"][-1]["step"] for r in runs[c].values())
         for s_, r in list(runs[c].items()):
             if r["evals"][-1]["step"] < lasts[c]:
-                behind[c][s_] = runs[c].pop(s_)["evals"][-1]["step"]
+                held[c][s_] = runs[c].pop(s_)
+                behind[c][s_] = held[c][s_]["evals"][-1]["step"]
     summary = {"definitions": __doc__.split("Definitions")[1].strip(), "conditions": {}, "paired_differences": {}}
-    summary["in_progress"] = {c: dict(sorted(v.items())) for c, v in behind.items()}
+    for c, v in started.items():  # evaluated at step 0 only: where the seed starts
+        for s_, r in v.items():
+            behind[c][s_] = 0
+            held[c][s_] = r
+    summary["in_progress"] = {c: dict(sorted(v.items())) for c, v in sorted(behind.items())}
+    # each seed in progress: its held-out mean at every evaluation so far (step 0: where it starts)
+    summary["in_progress_heldout_by_step"] = {
+        c: {s_: {e["step"]: heldout(e) for e in held[c][s_]["evals"]} for s_ in sorted(v)}
+        for c, v in sorted(behind.items())
+    }
     for c in conditions:
         summary["conditions"][c] = summarize(runs[c], lasts[c])
     summary["paired_differences"] = paired(runs, lasts)

@@ -150,6 +150,45 @@ def test_runs_in_progress_are_also_compared_over_the_steps_all_reached(tmp_path,
     assert steps and max(steps) <= 100
 
 
+def test_each_seed_has_its_own_numbers_and_a_run_at_step_0_is_listed(tmp_path, monkeypatch):
+    fake_run(tmp_path / "runs/rule-s0", 200, {0: 0.30, 100: 0.28, 200: 0.26})
+    fake_run(
+        tmp_path / "runs/rule-s1",
+        200,
+        {0: 0.20, 100: 0.22, 200: 0.24},
+        extra_metrics=lambda s: {"rule_accuracy": s / 200},
+    )
+    fake_run(tmp_path / "runs/model-s0", 200, {0: 0.30, 100: 0.10, 200: 0.02})
+    fake_run(tmp_path / "runs/model-s1", 200, {0: 0.20, 100: 0.12, 200: 0.14})
+    fake_run(tmp_path / "runs/model-s2", 20, {0: 0.18})  # started: evaluated at step 0 only
+    for run, acc in (("rule-s0", 0.26), ("rule-s1", 0.24), ("model-s0", 0.02), ("model-s1", 0.14)):
+        (tmp_path / f"runs/{run}/eval/step-200").mkdir(parents=True)  # per-problem samples: 50 problems
+        with gzip.open(tmp_path / f"runs/{run}/eval/step-200/samples.jsonl.gz", "wt") as f:
+            for i in range(50):
+                f.write(json.dumps({"dataset": "set", "id": i, "correct": i < round(acc * 50)}) + "\n")
+    monkeypatch.setattr("sys.argv", ["report_hack.py", str(tmp_path)])
+    rh.main()
+    s = json.loads((tmp_path / "summary.json").read_text())
+    rule = s["conditions"]["rule"]
+    assert rule["heldout_by_step"] == pytest.approx({"0": 0.25, "100": 0.25, "200": 0.25})
+    # a seed's block is that seed's report alone: the same as a report of a directory holding only that seed
+    assert rule["by_seed"]["1"]["heldout_by_step"] == pytest.approx({"0": 0.20, "100": 0.22, "200": 0.24})
+    assert rule["by_seed"]["1"]["heldout_final_by_seed"] == pytest.approx({"1": 0.24})
+    assert "by_seed" not in rule["by_seed"]["1"]
+    q = rule["by_seed"]["1"]["train_rule_accuracy_by_quarter"]  # rises with the step in this fake run
+    assert (
+        q == sorted(q)
+        and q[0] < q[-1]
+        and rule["by_seed"]["0"]["train_rule_accuracy_by_quarter"] == pytest.approx([0.2] * 4)
+    )
+    d = s["paired_differences"]["model - rule"]
+    assert d["mean"] == pytest.approx(-0.17)
+    assert {k: v["mean"] for k, v in d["by_seed"].items()} == pytest.approx({"0": -0.24, "1": -0.10})
+    assert s["in_progress"] == {"model": {"2": 0}}
+    assert s["in_progress_heldout_by_step"] == {"model": {"2": {"0": pytest.approx(0.18)}}}
+    assert s["conditions"]["model"]["seeds"] == [0, 1]
+
+
 def test_reference_positives_per_reward_call_are_reported(tmp_path, monkeypatch):
     fake_run(tmp_path / "runs/cooper-s0", 100, {0: 0.3, 100: 0.2}, extra_metrics=lambda s: {"rm/n_valid": 2})
     ref = {"rm/n_valid": 6}
