@@ -1,5 +1,6 @@
 """cooper plot: reads run dirs (metrics.jsonl, evals.jsonl), positional CLI args, clear errors."""
 
+import gzip
 import json
 
 import pytest
@@ -54,6 +55,19 @@ def test_rollouts_give_lengths_and_the_rate_of_rewarded_wrong_answers(tmp_path):
     assert [e["step"] for e in cut["evals"]] == [0]
     out = plot_runs(PlotConfig(run_dirs=[str(d)], output=str(tmp_path / "fig3.png")))
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_gzipped_rollouts_are_read(tmp_path):
+    # experiments commit their rollout logs as rollouts.jsonl.gz
+    d = fake_run(tmp_path / "b", "model")
+    rollouts = [
+        {"step": 1, "completion": "abcd", "verdict": False, "reward": 1.0},
+        {"step": 1, "completion": "ab", "verdict": False, "reward": 0.0},
+        {"step": 2, "completion": "abc", "verdict": True, "reward": 1.0},
+    ]
+    (d / "rollouts.jsonl.gz").write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rollouts).encode()))
+    run = load_run(d)
+    assert run["lengths"] == [(1, 3.0), (2, 3.0)] and run["fooled"] == [(1, 0.5)]
 
 
 def test_plot_several_runs_writes_png(tmp_path):

@@ -9,6 +9,7 @@ atomic on one file system). Appended jsonl logs can still be cut by a kill in th
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
 import shutil
@@ -106,12 +107,13 @@ def atomic_dir(path: str | os.PathLike, keep_existing: bool = False) -> Iterator
 def iter_jsonl(
     path: str | os.PathLike, *, allow_cut_tail: bool = False, errors: str = "raise"
 ) -> Iterator[tuple[int, object]]:
-    """(line number, parsed JSON) for every non-blank line of a jsonl file.
+    """(line number, parsed JSON) for every non-blank line of a jsonl file (gzip-compressed if its name ends in .gz).
 
     Invalid JSON raises DataError naming the file and row (``errors='yield'``: the DataError is yielded in
     place of the row). With ``allow_cut_tail`` an invalid LAST line is skipped: a log line cut by a kill."""
     path = Path(path)
-    lines = path.read_bytes().splitlines(keepends=True)
+    data = path.read_bytes()
+    lines = (gzip.decompress(data) if path.suffix == ".gz" else data).splitlines(keepends=True)
     for i, raw in enumerate(lines, 1):
         if not raw.strip():
             continue

@@ -7,7 +7,7 @@ draws, with one colour per run:
     rollout rule accuracy (train)     policy reward (train; x = hacking-monitor warnings)
     held-out accuracy avg@k (strict)  RM accuracy on the fixed labelled set (solid) / RM-vs-rule agreement (dotted)
 
-and, when the runs logged rollouts.jsonl, a third row:
+and, when the runs logged rollouts.jsonl (or a gzipped copy, rollouts.jsonl.gz), a third row:
 
     rollout length (characters)       share of wrong rollouts (rule verifier) rewarded >= 0.5 (RM fooled)
 
@@ -66,7 +66,9 @@ def load_run(run_dir: str | Path, max_step: int | None = None) -> dict:
         raise FileNotFoundError(f"{d}: no metrics.jsonl or evals.jsonl (is it a `cooper rl` output_dir?)")
     cfg = json.loads((d / "rl_config.json").read_text()) if (d / "rl_config.json").is_file() else {}
     per_step: dict[int, list[dict]] = {}
-    for r in upto(read_jsonl(d / "rollouts.jsonl", missing_ok=True)):
+    # a run's own log, or the gzipped copy that experiments commit
+    logged = read_jsonl(d / "rollouts.jsonl", missing_ok=True) or read_jsonl(d / "rollouts.jsonl.gz", missing_ok=True)
+    for r in upto(logged):
         per_step.setdefault(r["step"], []).append(r)
     lengths, fooled = [], []
     for step, rs in sorted(per_step.items()):

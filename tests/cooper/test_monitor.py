@@ -184,3 +184,28 @@ def test_replay_quiet_on_the_warm_rule_run_with_its_entropy():
     steps = replay(HACK_RUNS / "rule-s0", mon)
     assert len(steps) >= 90 and sum(r["entropy"] is not None for r in mon.history) == mon.window  # entropy was read
     assert not any(s["flags"] for s in steps)
+
+
+def _first_collapse(run: Path, drop: float = 0.05) -> int | None:
+    """First evaluation step whose held-out mean (strict, over the sets) is `drop` or more below step 0's: the
+    report's collapse threshold (experiments/reproduce/report_hack.py); None if none is."""
+    evals = [json.loads(x) for x in (run / "evals.jsonl").read_text().splitlines()]
+    means = [sum(v["avg@k_strict"] for v in e["policy"].values()) / len(e["policy"]) for e in evals]
+    return next((e["step"] for e, m in zip(evals[1:], means[1:]) if m <= means[0] - drop), None)
+
+
+ISSUE15_RUNS = sorted(p.name for p in HACK_RUNS.glob("*-s*") if (p / "evals.jsonl").is_file())
+
+
+@pytest.mark.parametrize("name", [n for n in ISSUE15_RUNS if _first_collapse(HACK_RUNS / n) is not None])
+def test_replay_flags_every_collapsed_issue15_run_before_the_evaluation_that_showed_it(name):
+    # every run of the experiment whose held-out mean fell 5 points or more: the current monitor (run_hack.sh's
+    # window), replayed on its logs, flags it before the first evaluation that was that far down
+    steps = replay(HACK_RUNS / name, HackingMonitor(window=6))
+    first = next((s["step"] for s in steps if s["flags"]), None)
+    assert first is not None and first < _first_collapse(HACK_RUNS / name)
+
+
+@pytest.mark.parametrize("name", [n for n in ISSUE15_RUNS if n.startswith("rule-")])
+def test_replay_quiet_on_every_issue15_rule_run(name):
+    assert not any(s["flags"] for s in replay(HACK_RUNS / name, HackingMonitor(window=6)))

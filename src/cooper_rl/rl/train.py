@@ -148,7 +148,8 @@ class RLConfig:
             "help": "Cooper negatives, one kind or several joined by commas (one pair per positive and kind): "
             "corrupt (offline rewrite of the positive's final result; paper-style), api / local (an assistant LLM "
             "rewrites it; the paper's), mined (the prompt's own rollout that the rule confidently rejects and the RM "
-            "scores highest), truncate (the positive cut before its final answer), masterkey (':', 'Solution', "
+            "scores highest; rollouts with no extractable answer are never mined: they may be right in a form the rule "
+            "cannot read), truncate (the positive cut before its final answer), masterkey (':', 'Solution', "
             '"Let\'s solve this step by step." ...; arXiv 2507.08794). E.g. corrupt,mined,truncate'
         },
     )
