@@ -677,6 +677,24 @@ def tables(conds: dict, diffs: dict) -> list[str]:
             + (f" ({', '.join(f's{k}: {v}' for k, v in again)})" if again else "")
             + " |"
         )
+    steps = sorted({int(k) for s in conds.values() for k in s["heldout_by_step"]})
+    lines += [
+        "",
+        "At every evaluation (mean over seeds): held-out avg@k (strict, mean over the sets); in brackets the RM's "
+        "accuracy on the fixed labelled set (paper Fig. 4; RM conditions):",
+        "",
+        "| condition | " + " | ".join(f"step {k}" for k in steps) + " |",
+        "|---|" + "---|" * len(steps),
+    ]
+    for c, s in conds.items():
+        h, rm = s["heldout_by_step"], s["rm_accuracy_by_step"]
+        lines.append(
+            f"| {c} | "
+            + " | ".join(
+                (pct(h[k]) + (f" [{pct(rm[k])}]" if rm.get(k) is not None else "")) if k in h else "-" for k in steps
+            )
+            + " |"
+        )
     sets = sorted({n for s in conds.values() for n in s["heldout_final_by_set"]})
     lines += ["", "Held-out avg@k (strict) per evaluation set, start → final (mean over seeds):", ""]
     lines += ["| condition | " + " | ".join(Path(n).stem if "/" in n else n for n in sets) + " |"]
