@@ -192,3 +192,15 @@ def test_reference_positive_pairs_are_what_the_negatives_got(tmp_path):
     assert seen["p"] == [ref_sol] and [c for c, _, _ in seen["g"][0]] == comps
     assert out["n_valid"] == 1 and out["reference_positives"] == 1 and out["positive_rate"] == 0.0
     assert MinedNegatives()(["q"], ["9"], [ref_sol], seen["g"])[0] == ["#### 13"]
+
+
+def test_a_prompt_whose_wrong_rollouts_have_no_answer_gives_no_mined_pair(tmp_path):
+    # answer-less wrong rollouts may be right in a form the rule cannot read: never mined; the pair is masked and
+    # counted, and with no valid pair at all the RM does not move
+    rm = tiny_rm(tmp_path / "rm")
+    comps = [SOL, "maybe 10", "I think so", "Tom has 3 + 4"]
+    verdicts = verify.verify_batch(comps, ["9"] * 4)
+    before = weights(rm)
+    out = cooper_step(rm, make_negative_generator("mined"), ["q"] * 4, ["9"] * 4, comps, verdicts, scores=[0.5] * 4)
+    assert out["n_pairs"] == 1 and out["n_valid"] == 0 and out["invalid/no_candidate"] == 1  # one kind: no kind prefix
+    assert same(before, weights(rm))
