@@ -39,7 +39,8 @@ def test_load_run_skips_cut_lines_and_labels_by_mode(tmp_path):
     assert len(run["metrics"]) == 12 and len(run["evals"]) == 3 and run["label"] == "cooper (a)"
 
 
-def test_rollouts_give_lengths_and_the_rate_of_rewarded_wrong_answers(tmp_path):
+@pytest.mark.parametrize("name", ["rollouts.jsonl", "rollouts.jsonl.gz"])  # a run's log, an experiment's committed copy
+def test_rollouts_give_lengths_and_the_rate_of_rewarded_wrong_answers(tmp_path, name):
     d = fake_run(tmp_path / "m", "model")
     rollouts = [
         {"step": 1, "completion": "abcd", "verdict": False, "reward": 0.9},
@@ -47,7 +48,8 @@ def test_rollouts_give_lengths_and_the_rate_of_rewarded_wrong_answers(tmp_path):
         {"step": 1, "completion": "abcdef", "verdict": True, "reward": 0.9},
         {"step": 2, "completion": "a", "verdict": True, "reward": 0.2},
     ]  # no wrong rollout: no point
-    (d / "rollouts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rollouts))
+    text = "".join(json.dumps(r) + "\n" for r in rollouts)
+    (d / name).write_bytes(gzip.compress(text.encode()) if name.endswith(".gz") else text.encode())
     run = load_run(d)
     assert run["lengths"] == [(1, 4.0), (2, 1.0)] and run["fooled"] == [(1, 0.5)]
     cut = load_run(d, max_step=1)
@@ -55,19 +57,6 @@ def test_rollouts_give_lengths_and_the_rate_of_rewarded_wrong_answers(tmp_path):
     assert [e["step"] for e in cut["evals"]] == [0]
     out = plot_runs(PlotConfig(run_dirs=[str(d)], output=str(tmp_path / "fig3.png")))
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-
-def test_gzipped_rollouts_are_read(tmp_path):
-    # experiments commit their rollout logs as rollouts.jsonl.gz
-    d = fake_run(tmp_path / "b", "model")
-    rollouts = [
-        {"step": 1, "completion": "abcd", "verdict": False, "reward": 1.0},
-        {"step": 1, "completion": "ab", "verdict": False, "reward": 0.0},
-        {"step": 2, "completion": "abc", "verdict": True, "reward": 1.0},
-    ]
-    (d / "rollouts.jsonl.gz").write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rollouts).encode()))
-    run = load_run(d)
-    assert run["lengths"] == [(1, 3.0), (2, 3.0)] and run["fooled"] == [(1, 0.5)]
 
 
 def test_plot_several_runs_writes_png(tmp_path):
