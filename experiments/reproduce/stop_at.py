@@ -5,7 +5,7 @@ in progress is left to finish. run_hack.sh is stopped just before the first sign
 it goes on starting runs, which make progress and checkpoint like the others. Start it any time before a session
 ends, in the background; it exits when neither run_hack.sh nor a run is left.
 
-usage: python experiments/reproduce/stop_at.py DEADLINE [OUT] [--dry-run]   DEADLINE: HH:MM (UTC, today) or epoch s
+usage: python experiments/reproduce/stop_at.py DEADLINE [OUT] [--dry-run]   DEADLINE: HH:MM (UTC, next) or epoch s
        (--dry-run: print each run's state and what would be done now, signal nothing)
        e.g. nohup .venv/bin/python experiments/reproduce/stop_at.py 04:30 >> runs/hack/stop_at.log 2>&1 &
 
@@ -23,7 +23,7 @@ import statistics
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from cooper_rl.io import read_jsonl  # a last line cut by a writer in flight is skipped
@@ -98,11 +98,14 @@ def state(d: Path) -> dict | None:
     }
 
 
-def parse_deadline(s: str) -> float:
-    """Epoch seconds of HH:MM (UTC, today) or of an epoch given as is."""
+def parse_deadline(s: str, now: datetime | None = None) -> float:
+    """Epoch seconds of the next HH:MM (UTC; tomorrow's once today's has passed: a session may cross midnight) or of
+    an epoch given as is."""
     if re.fullmatch(r"\d{1,2}:\d{2}", s):
         h, m = map(int, s.split(":"))
-        return datetime.now(UTC).replace(hour=h, minute=m, second=0, microsecond=0).timestamp()
+        now = now or datetime.now(UTC)
+        at = now.replace(hour=h, minute=m, second=0, microsecond=0)
+        return (at if at > now else at + timedelta(days=1)).timestamp()
     return float(s)
 
 

@@ -63,3 +63,12 @@ def test_the_driver_is_stopped_just_before_the_first_signal_or_at_the_deadline()
     assert sa.plan(0.0, 60.0, {1: going}, set(), driver=False) == (False, [1])
     # past the deadline with no run to signal (e.g. between two runs): the driver goes all the same
     assert sa.plan(100.0, 60.0, {}, set(), driver=True) == (True, [])
+
+
+def test_a_clock_deadline_already_past_today_means_tomorrow():
+    from datetime import UTC, datetime
+
+    late = datetime(2026, 11, 26, 23, 1, tzinfo=UTC)  # a session started before midnight, ending after it
+    assert sa.parse_deadline("01:30", now=late) == datetime(2026, 11, 27, 1, 30, tzinfo=UTC).timestamp()
+    assert sa.parse_deadline("23:30", now=late) == datetime(2026, 11, 26, 23, 30, tzinfo=UTC).timestamp()
+    assert sa.parse_deadline("1764200000") == 1764200000.0
