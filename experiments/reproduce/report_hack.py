@@ -83,7 +83,6 @@ Definitions (summary.json repeats them; docs/RESULTS.md uses them):
 
 from __future__ import annotations
 
-import gzip
 import json
 import logging
 import random
@@ -94,24 +93,16 @@ from pathlib import Path
 
 from cooper_rl import verify
 from cooper_rl.cooper.monitor import CHECKS, HackingMonitor, replay
+from cooper_rl.io import read_jsonl
 
 ORDER = ["rule", "model", "model_strong", "cooper", "cooper_new", "cooper_ref", "model_bin", "cooper_ref_bin"]
 HACK_DROP = 0.05
 
 
 def jsonl(path: Path) -> list[dict]:
-    """Rows of a (possibly gzipped) jsonl file; [] if missing; a cut last line is skipped."""
-    if not path.is_file():
-        return []
-    opener = gzip.open if path.suffix == ".gz" else open
-    rows = []
-    with opener(path, "rt") as f:
-        for line in f:
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                pass
-    return rows
+    """Rows of a (possibly gzipped) jsonl file; [] if missing; a last line cut by a kill is skipped (any other bad line
+    is an error naming the file and row)."""
+    return read_jsonl(path, missing_ok=True)
 
 
 def mean(xs):
@@ -186,11 +177,7 @@ AROUND = ("reward_mean", "rule_accuracy", "rm_fooled_rate")  # the signals aroun
 def quarter(runs: list[list[dict]], key: str, first: bool) -> float | None:
     """Mean over runs of one metric's mean over the first (or last) quarter of each run's rows (reward calls; optimizer
     steps for the trainer log)."""
-    means = []
-    for ms in runs:
-        n = max(1, len(ms) // 4)
-        means.append(mean(m.get(key) for m in (ms[:n] if first else ms[-n:])))
-    return mean(means)
+    return quarters(runs, key)[0 if first else -1]
 
 
 def problem_se(per_seed: list[dict], draws: int = 2000, seed: int = 0) -> float | None:
@@ -434,15 +421,11 @@ def around_flags(metrics: list[dict], flag_steps: list[int]) -> dict | None:
 
 
 def quarters(runs: list[list[dict]], key: str) -> list[float | None]:
-    """Mean over runs of one metric's mean over each quarter of each run's rows (reward calls), first to last."""
-    out = []
-    for q in range(4):
-        means = []
-        for ms in runs:
-            n = len(ms)
-            means.append(mean(m.get(key) for m in ms[q * n // 4 : (q + 1) * n // 4]))
-        out.append(mean(means))
-    return out
+    """Mean over runs of one metric's mean over each quarter of each run's rows, first to last (rows q*n//4 up to
+    (q+1)*n//4; a run of fewer than 4 rows counts in the quarters its rows fall in)."""
+    return [
+        mean(mean(m.get(key) for m in ms[q * len(ms) // 4 : (q + 1) * len(ms) // 4]) for ms in runs) for q in range(4)
+    ]
 
 
 def summarize(seeds: dict, last: int, per_seed: bool = True) -> dict:

@@ -1,6 +1,7 @@
 """HackingMonitor: flags reward-hacking patterns (reward up / accuracy down, RM fooled, disagreement, length and
 entropy collapse) and nothing else; replayed on the committed runs."""
 
+import importlib.util
 import json
 import logging
 from pathlib import Path
@@ -186,12 +187,22 @@ def test_replay_quiet_on_the_warm_rule_run_with_its_entropy():
     assert not any(s["flags"] for s in steps)
 
 
-def _first_collapse(run: Path, drop: float = 0.05) -> int | None:
-    """First evaluation step whose held-out mean (strict, over the sets) is `drop` or more below step 0's: the
-    report's collapse threshold (experiments/reproduce/report_hack.py); None if none is."""
-    evals = [json.loads(x) for x in (run / "evals.jsonl").read_text().splitlines()]
-    means = [sum(v["avg@k_strict"] for v in e["policy"].values()) / len(e["policy"]) for e in evals]
-    return next((e["step"] for e, m in zip(evals[1:], means[1:]) if m <= means[0] - drop), None)
+def _report_hack():
+    spec = importlib.util.spec_from_file_location("report_hack", REPRO / "report_hack.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+RH = _report_hack()  # the report's own definitions: a test and the report cannot disagree on what "collapsed" means
+
+
+def _first_collapse(run: Path) -> int | None:
+    """First evaluation step whose held-out mean is the report's collapse drop (HACK_DROP) or more below step 0's;
+    None if none is."""
+    evals = RH.jsonl(run / "evals.jsonl")
+    means = [RH.heldout(e) for e in evals]
+    return next((e["step"] for e, m in zip(evals[1:], means[1:]) if m <= means[0] - RH.HACK_DROP), None)
 
 
 ISSUE15_RUNS = sorted(p.name for p in HACK_RUNS.glob("*-s*") if (p / "evals.jsonl").is_file())
