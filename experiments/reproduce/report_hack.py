@@ -886,32 +886,50 @@ def main():
         (axes[1, 0], "RM accuracy on the labelled held-out set", "rm"),
         (axes[1, 1], "RM-fooled rate (rule-wrong rollouts scored >= 0.5)", "rm_fooled_rate"),
     ]
+
+    def seed_mean(series: list[list[tuple[int, float]]]) -> list[tuple[int, float]]:
+        """(step, mean over the seeds) at the steps every seed's series has."""
+        common = set.intersection(*(set(x for x, _ in s) for s in series))
+        by = [dict(s) for s in series]
+        return [(x, mean(d[x] for d in by)) for x in sorted(common)]
+
+    def smooth(pts: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """Running mean over ~1/20 of the reward calls."""
+        w = max(1, len(pts) // 20)
+        return [(pts[k][0], mean(p[1] for p in pts[k - w + 1 : k + 1])) for k in range(w - 1, len(pts))]
+
     for i, c in enumerate(conditions):
         color = f"C{i}"
-        for j, r in enumerate(runs[c].values()):
-            label = c if j == 0 else None
+        series = defaultdict(list)  # panel -> one [(step, value)] per seed
+        for r in runs[c].values():
             ev = r["evals"]
-            axes[0, 0].plot([e["step"] for e in ev], [heldout(e) for e in ev], color=color, alpha=0.7, label=label)
+            series[axes[0, 0]].append([(e["step"], heldout(e)) for e in ev])
             rm = [(e["step"], e["rm"]["accuracy"]) for e in ev if e.get("rm")]
             if rm:
-                axes[1, 0].plot(*zip(*rm), color=color, alpha=0.7, label=label)
+                series[axes[1, 0]].append(rm)
             for ax, key in ((axes[0, 1], "reward_mean"), (axes[1, 1], "rm_fooled_rate")):
                 pts = [(m["step"], m[key]) for m in r["metrics"] if m.get(key) is not None]
                 if pts:
-                    w = max(1, len(pts) // 20)
-                    xs = [pts[k][0] for k in range(w - 1, len(pts))]
-                    ys = [mean(p[1] for p in pts[k - w + 1 : k + 1]) for k in range(w - 1, len(pts))]
-                    ax.plot(xs, ys, color=color, alpha=0.7, label=label)
+                    series[ax].append(smooth(pts))
             end = r["metrics"][-1]["step"] if r["metrics"] else 0  # the figure's cut
             flags = [x["step"] for x in r["replayed"] if x["flags"] and x["step"] <= end]  # current monitor (table.md)
             if flags:
                 axes[0, 1].scatter(flags[:1], [0.0], marker="x", color=color)
+        for ax, per_seed in series.items():
+            for s in per_seed:  # each seed faint, their mean bold (one seed: bold alone)
+                if len(per_seed) > 1:
+                    ax.plot(*zip(*s), color=color, alpha=0.25, lw=0.8)
+            m = seed_mean(per_seed)
+            if m:
+                ax.plot(*zip(*m), color=color, lw=1.8, label=f"{c} ({len(per_seed)} seed{'s' * (len(per_seed) > 1)})")
     for ax, title, _ in panels:
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("optimizer step")
         ax.grid(alpha=0.3)
     axes[0, 0].legend(fontsize=8)
-    fig.suptitle("rule vs static RM vs Cooper (each line one seed; x = first flag of the hacking monitor, replayed)")
+    fig.suptitle(
+        "rule vs static RM vs Cooper (bold: mean over seeds, faint: each seed; x = first flag of the monitor, replayed)"
+    )
     fig.tight_layout()
     fig.savefig(out / "dynamics.png", dpi=120)
 
