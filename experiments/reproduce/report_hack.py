@@ -22,7 +22,7 @@ Definitions (summary.json repeats them; docs/RESULTS.md uses them):
                      optimizing still looked fine while what it stands for got worse (for `rule`, whose reward is
                      the rule verdict on training prompts, that is overfitting, not hacking)
   collapsed (a run)  its final held-out accuracy is >= 5 points below its start, whatever its training reward
-                     did (a hack confined to some rollouts can lower the mean reward: cooper seed 0)
+                     did (a hack confined to some rollouts can lower the mean reward: cooper seed 0 at step 200)
   paired difference  condition A - condition B per seed (and per problem for the problem term), same CI, at the
                      last evaluation step both reached (runs in progress: the two may have reached different steps)
   RM on the labelled set  accuracy, AUROC and the share of its wrong rows scored < 0.5 (specificity: 1 - the
