@@ -19,15 +19,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from report_hack import jsonl  # noqa: E402  (a sibling script: its gz-aware, cut-tail-tolerant reader)
+from report_hack import records  # noqa: E402  (a sibling script: its .jsonl/.jsonl.gz reader)
 
 REL = 1e-4  # float rounding differs across CPUs; a sampled token that differs moves these far more
 KEYS = ("rule_accuracy", "reward_mean", "completion_length", "rm/n_valid", "rm/rm_loss", "rm_fooled_rate")
-
-
-def rows(path: Path) -> list[dict]:
-    """The records of a .jsonl file or of its .jsonl.gz (report_hack's reader); [] when missing."""
-    return jsonl(path) or jsonl(Path(f"{path}.gz"))
 
 
 def close(a, b) -> bool:
@@ -50,7 +45,7 @@ def samples_digest(run: Path, step: int = 0) -> str | None:
 def compare(old: Path, new: Path) -> dict:
     """The comparison described in the module docstring."""
     evals = []
-    for a, b in zip(rows(old / "evals.jsonl"), rows(new / "evals.jsonl")):
+    for a, b in zip(records(old / "evals.jsonl"), records(new / "evals.jsonl")):
         rm = {k: abs(a["rm"][k] - b["rm"][k]) for k in a.get("rm", {}) if isinstance(a["rm"][k], float)}
         digests = samples_digest(old, a["step"]), samples_digest(new, b["step"])
         evals.append(
@@ -61,7 +56,7 @@ def compare(old: Path, new: Path) -> dict:
                 "rm_max_abs_diff": max(rm.values(), default=None),
             }
         )
-    mo, mn = rows(old / "metrics.jsonl"), rows(new / "metrics.jsonl")
+    mo, mn = records(old / "metrics.jsonl"), records(new / "metrics.jsonl")
     same, first = 0, None
     for a, b in zip(mo, mn):
         diff = {k: [a.get(k), b.get(k)] for k in KEYS if not close(a.get(k), b.get(k))}

@@ -94,15 +94,16 @@ from pathlib import Path
 from cooper_rl import verify
 from cooper_rl.cooper.monitor import CHECKS, HackingMonitor, replay
 from cooper_rl.io import read_jsonl
+from cooper_rl.plot import moving_average
 
 ORDER = ["rule", "model", "model_strong", "cooper", "cooper_new", "cooper_ref", "model_bin", "cooper_ref_bin"]
 HACK_DROP = 0.05
 
 
-def jsonl(path: Path) -> list[dict]:
-    """Rows of a (possibly gzipped) jsonl file; [] if missing; a last line cut by a kill is skipped (any other bad line
-    is an error naming the file and row)."""
-    return read_jsonl(path, missing_ok=True)
+def records(path: Path) -> list[dict]:
+    """The records of a .jsonl file, or of its .jsonl.gz beside it (as results_hack/runs/ keeps them); [] when neither
+    is there (cooper_rl.io.read_jsonl: a last line cut by a kill is skipped, any other bad line names file and row)."""
+    return read_jsonl(path, missing_ok=True) or read_jsonl(Path(f"{path}.gz"), missing_ok=True)
 
 
 def mean(xs):
@@ -112,11 +113,11 @@ def mean(xs):
 
 def load_run(d: Path) -> dict:
     """One run's evaluations, per-problem held-out scores, reward metrics and summary."""
-    evals = jsonl(d / "evals.jsonl")
+    evals = records(d / "evals.jsonl")
     per_problem = {}  # step -> {dataset: {id: mean correct over samples}}
     answers = {}  # step -> what the held-out answers look like (module docstring: held-out answers)
     for step_dir in sorted((d / "eval").glob("step-*")):
-        rows = jsonl(step_dir / "samples.jsonl.gz") or jsonl(step_dir / "samples.jsonl")
+        rows = records(step_dir / "samples.jsonl")
         acc = defaultdict(lambda: defaultdict(list))
         for r in rows:
             acc[r["dataset"]][r["id"]].append(float(r["correct"]))
@@ -129,7 +130,7 @@ def load_run(d: Path) -> dict:
         }
     summary = json.loads((d / "rl_summary.json").read_text()) if (d / "rl_summary.json").is_file() else {}
     cfg = json.loads((d / "rl_config.json").read_text()) if (d / "rl_config.json").is_file() else {}
-    metrics = jsonl(d / "metrics.jsonl")
+    metrics = records(d / "metrics.jsonl")
     # a stopped run has no summary: its last reward call generated the rollouts of steps_per_generation steps
     steps = summary.get("global_step") or (
         metrics[-1]["step"] + cfg.get("steps_per_generation", 1) - 1 if metrics else 0
@@ -143,9 +144,9 @@ def load_run(d: Path) -> dict:
         "summary": summary,
         "rollouts": steps * per_step,
         "rollouts_per_step": per_step,
-        "logged": jsonl(d / "rollouts.jsonl.gz") or jsonl(d / "rollouts.jsonl"),
-        "timing": jsonl(d / "timing.jsonl"),
-        "trainer_log": jsonl(d / "trainer_log.jsonl.gz"),  # per optimizer step: entropy, KL, loss (TRL's logs)
+        "logged": records(d / "rollouts.jsonl"),
+        "timing": records(d / "timing.jsonl"),
+        "trainer_log": records(d / "trainer_log.jsonl"),  # per optimizer step: entropy, KL, loss (TRL's logs)
         "scale_rewards": cfg.get("scale_rewards", "group"),
         # the current monitor with the run's settings
         "replayed": replay(d, HackingMonitor.from_config(cfg)) if metrics else [],
@@ -894,9 +895,9 @@ def main():
         return [(x, mean(d[x] for d in by)) for x in sorted(common)]
 
     def smooth(pts: list[tuple[int, float]]) -> list[tuple[int, float]]:
-        """Running mean over ~1/20 of the reward calls."""
-        w = max(1, len(pts) // 20)
-        return [(pts[k][0], mean(p[1] for p in pts[k - w + 1 : k + 1])) for k in range(w - 1, len(pts))]
+        """Trailing mean over ~1/20 of the reward calls (cooper plot's moving average)."""
+        xs, ys = zip(*pts)
+        return list(zip(xs, moving_average(list(ys), max(1, len(pts) // 20))))
 
     for i, c in enumerate(conditions):
         color = f"C{i}"

@@ -1,12 +1,12 @@
 """HackingMonitor: flags reward-hacking patterns (reward up / accuracy down, RM fooled, disagreement, length and
 entropy collapse) and nothing else; replayed on the committed runs."""
 
-import importlib.util
 import json
 import logging
 from pathlib import Path
 
 import pytest
+from tests.experiments import load_script
 
 from cooper_rl.cooper.monitor import CHECKS, HackingMonitor, replay
 
@@ -187,20 +187,15 @@ def test_replay_quiet_on_the_warm_rule_run_with_its_entropy():
     assert not any(s["flags"] for s in steps)
 
 
-def _report_hack():
-    spec = importlib.util.spec_from_file_location("report_hack", REPRO / "report_hack.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-RH = _report_hack()  # the report's own definitions: a test and the report cannot disagree on what "collapsed" means
+RH = load_script(
+    "report_hack"
+)  # the report's own definitions: a test and the report cannot disagree on what "collapsed" means
 
 
 def _first_collapse(run: Path) -> int | None:
     """First evaluation step whose held-out mean is the report's collapse drop (HACK_DROP) or more below step 0's;
     None if none is."""
-    evals = RH.jsonl(run / "evals.jsonl")
+    evals = RH.records(run / "evals.jsonl")
     means = [RH.heldout(e) for e in evals]
     return next((e["step"] for e, m in zip(evals[1:], means[1:]) if m <= means[0] - RH.HACK_DROP), None)
 

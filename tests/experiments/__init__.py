@@ -1,0 +1,12 @@
+import importlib.util
+from pathlib import Path
+
+REPRO = Path(__file__).resolve().parents[2] / "experiments/reproduce"
+
+
+def load_script(name: str):
+    """experiments/reproduce/<name>.py as a module (the experiment scripts are files, not a package)."""
+    spec = importlib.util.spec_from_file_location(name, REPRO / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

@@ -1,18 +1,17 @@
 """check_artifacts.py: a rebuilt RM or warm-up policy that differs by one byte from what a committed run used is
 named; the same files pass; an RM not built here yet is not a mismatch."""
 
-import importlib.util
 import json
 from pathlib import Path
 from types import SimpleNamespace
+
+from tests.experiments import load_script
 
 from cooper_rl.rl.callbacks import STEP0_PRECISION, step0_fingerprint
 from cooper_rl.rl.train import rm_weights_sha256
 
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("check_artifacts", ROOT / "experiments/reproduce/check_artifacts.py")
-ca = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ca)
+ca = load_script("check_artifacts")
 
 
 def committed_run(tmp_path, monkeypatch):

@@ -2,15 +2,14 @@
 found (step and values)."""
 
 import gzip
-import importlib.util
 import json
 import shutil
 from pathlib import Path
 
+from tests.experiments import load_script
+
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("compare_rerun", ROOT / "experiments/reproduce/compare_rerun.py")
-cr = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(cr)
+cr = load_script("compare_rerun")
 RUN = ROOT / "experiments/reproduce/results_hack/runs/rule-s0"  # committed logs of a finished run
 
 
@@ -23,7 +22,7 @@ def test_a_copy_matches_and_a_change_is_found(tmp_path):
     for d in (old, new):
         shutil.copytree(RUN, d)
     same = cr.compare(old, new)
-    n = len(cr.rows(RUN / "metrics.jsonl"))
+    n = len(cr.records(RUN / "metrics.jsonl"))
     assert same["reward_calls_matching_before_first_difference"] == same["reward_calls_compared"] == n
     assert same["first_difference"] is None and same["step0_samples_identical"]
     assert all(e["policy_equal"] and e["samples_identical"] for e in same["evaluations"])
@@ -32,7 +31,7 @@ def test_a_copy_matches_and_a_change_is_found(tmp_path):
     (new / "eval/step-100/samples.jsonl.gz").write_bytes(gzip.compress(b'{"other": "samples"}\n'))
     assert [e["samples_identical"] for e in cr.compare(old, new)["evaluations"]] == [True, False, True, True, True]
 
-    metrics = cr.rows(new / "metrics.jsonl")
+    metrics = cr.records(new / "metrics.jsonl")
     metrics[3]["reward_mean"] *= 1 + 1e-6  # float rounding: still a match
     metrics[7]["rule_accuracy"] += 0.125  # one more rollout right: the first difference
     write(new / "metrics.jsonl", metrics)

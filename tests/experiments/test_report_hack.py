@@ -2,17 +2,15 @@
 same-span comparison of runs in progress, and a run over the committed logs whose numbers match their sources."""
 
 import gzip
-import importlib.util
 import json
 import shutil
 from pathlib import Path
 
 import pytest
+from tests.experiments import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("report_hack", ROOT / "experiments/reproduce/report_hack.py")
-rh = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(rh)
+rh = load_script("report_hack")
 
 
 def roll(step, q, verdict, reward):

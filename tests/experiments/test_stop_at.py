@@ -1,13 +1,7 @@
-import importlib.util
-from pathlib import Path
-
 import pytest
+from tests.experiments import load_script
 
-spec = importlib.util.spec_from_file_location(
-    "stop_at", Path(__file__).resolve().parents[2] / "experiments/reproduce/stop_at.py"
-)
-sa = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(sa)
+sa = load_script("stop_at")
 
 RUN = {"step_s": 60.0, "eval_steps": 100, "batch": 4, "eval_s": 2400.0}
 
