@@ -663,7 +663,7 @@ def test_a_signal_checkpoints_at_the_end_of_the_generation_batch_and_resume_fini
     from transformers import TrainerCallback
 
     from cooper_rl.io import TrainingInterrupted
-    from cooper_rl.rl.callbacks import train_until_signal
+    from cooper_rl.trainer_hooks import train_until_signal
 
     class SignalAtStep1(TrainerCallback):
         def on_step_end(self, args, state, control, **kwargs):

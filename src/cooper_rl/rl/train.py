@@ -43,7 +43,6 @@ from cooper_rl.rl.callbacks import (
     bf16_rollout_copy,
     install_padding_trimmer,
     install_sampler_logprobs,
-    train_until_signal,
 )
 from cooper_rl.rl.checkpoint import (
     RM_DIR,
@@ -57,6 +56,7 @@ from cooper_rl.rl.checkpoint import (
     trim_logs,
 )
 from cooper_rl.rl.trl_internals import check_trl, score_completions_only
+from cooper_rl.trainer_hooks import train_until_signal
 
 log = logging.getLogger(__name__)
 

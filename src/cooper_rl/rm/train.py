@@ -167,7 +167,7 @@ def compute_metrics(eval_pred) -> dict:
 
 def run_train_rm(cfg: TrainRMConfig) -> dict:
     """``cooper train-rm``: BCE-train VerifyRM, keep the best-validation checkpoint, save it to output_dir."""
-    from cooper_rl.rl.callbacks import SaveOnSignal
+    from cooper_rl.trainer_hooks import SaveOnSignal
 
     on_signal = SaveOnSignal()  # SIGTERM/SIGUSR1: checkpoint the step in flight and stop (resume continues there)
     try:
@@ -179,8 +179,8 @@ def run_train_rm(cfg: TrainRMConfig) -> dict:
 def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
     from transformers import TrainingArguments, set_seed
 
-    from cooper_rl.rl.callbacks import bar_only_progress, train_until_signal
     from cooper_rl.rl.checkpoint import checkpoint_step, resolve_checkpoint
+    from cooper_rl.trainer_hooks import bar_only_progress, train_until_signal
 
     set_seed(cfg.seed)
     rows = load_rm_rows(cfg.data, cfg.max_rows)

@@ -1,0 +1,84 @@
+"""Trainer callbacks shared by the three commands built on a transformers Trainer (`cooper sft`, `cooper train-rm`,
+`cooper rl`): a console with progress bars only, and stop-on-signal with a checkpoint (a job stopped from outside
+resumes where it stopped)."""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+from transformers import TrainerCallback
+from transformers.trainer_callback import ProgressCallback
+
+from cooper_rl.io import TrainingInterrupted
+
+
+class BarOnlyProgress(ProgressCallback):
+    """transformers' progress bars without the raw log dicts it prints on every log (the numbers still reach the
+    logs and trackers): the console of `cooper sft` and `cooper train-rm`."""
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        """Print nothing."""
+
+
+def bar_only_progress(trainer) -> None:
+    """Swap a Trainer's ProgressCallback for BarOnlyProgress."""
+    trainer.remove_callback(ProgressCallback)
+    trainer.add_callback(BarOnlyProgress)
+
+
+class SaveOnSignal(TrainerCallback):
+    """On SIGTERM or SIGUSR1, save a checkpoint at the end of the step in flight and stop training, so a job
+    stopped from outside (the end of a session, a scheduler) loses no finished step; ``interrupted`` then says
+    the run is not finished (its caller must not save final results). The handlers are installed at
+    construction (a signal while the model loads stops the run after its first step) and put back by
+    ``restore()`` or at the end of training. ``every``: stop only at a step that is a multiple of it."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGUSR1)
+
+    def __init__(self, every: int = 1):
+        self.every = max(1, every)
+        self.requested = self.interrupted = False
+        self._previous: dict = {}
+        if threading.current_thread() is threading.main_thread():  # only the main thread may set handlers
+            self._previous = {s: signal.signal(s, self._request) for s in self.SIGNALS}
+
+    def _request(self, signum, frame):
+        self.requested = True
+        where = "this step" if self.every == 1 else f"the next step that is a multiple of {self.every}"
+        print(f"[signal] {signal.Signals(signum).name}: checkpoint at the end of {where}, then stop", flush=True)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        """After a signal: save and stop at the first allowed step."""
+        if self.requested and state.global_step % self.every == 0:
+            self.interrupted = True
+            control.should_save = True
+            control.should_training_stop = True
+        return control
+
+    def on_train_end(self, args, state, control, **kwargs):
+        """Put the previous handlers back."""
+        self.restore()
+
+    def restore(self) -> None:
+        """Put the previous handlers back (idempotent)."""
+        for s, handler in self._previous.items():
+            signal.signal(s, handler)
+        self._previous = {}
+
+
+def train_until_signal(trainer, resume_from_checkpoint=None, every: int = 1, on_signal: SaveOnSignal | None = None):
+    """trainer.train() under SaveOnSignal(every) (or the given one, installed earlier); TrainingInterrupted if a
+    signal stopped it (its checkpoint saved), else train()'s result."""
+    on_signal = on_signal or SaveOnSignal(every)
+    trainer.add_callback(on_signal)
+    try:
+        result = trainer.train(resume_from_checkpoint=resume_from_checkpoint)
+    finally:
+        on_signal.restore()
+    if on_signal.interrupted:
+        raise TrainingInterrupted(
+            f"stopped by a signal at step {trainer.state.global_step}; checkpoint saved under {trainer.args.output_dir}"
+            " (rerun with --resume_from_checkpoint last to continue)"
+        )
+    return result
