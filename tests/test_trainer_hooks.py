@@ -2,9 +2,11 @@ import os
 import signal
 from types import SimpleNamespace
 
+import pytest
 from transformers.trainer_callback import TrainerControl
 
-from cooper_rl.trainer_hooks import SaveOnSignal
+from cooper_rl.io import TrainingInterrupted
+from cooper_rl.trainer_hooks import SaveOnSignal, train_until_signal
 
 
 def test_save_on_signal_stops_at_the_first_allowed_step_and_restores_the_handlers():
@@ -24,3 +26,35 @@ def test_save_on_signal_stops_at_the_first_allowed_step_and_restores_the_handler
     assert signal.getsignal(signal.SIGUSR1) == previous
     cb.restore()  # idempotent
     assert signal.getsignal(signal.SIGUSR1) == previous
+
+
+def test_a_signal_before_training_stops_without_training():
+    previous = signal.getsignal(signal.SIGTERM)
+    cb = SaveOnSignal(every=4)  # installed before loading, as each command does
+    os.kill(os.getpid(), signal.SIGTERM)  # arrives while "loading"
+    trained = []
+    trainer = SimpleNamespace(
+        args=SimpleNamespace(output_dir="out"),
+        add_callback=trained.append,
+        train=lambda **kw: trained.append("train"),
+    )
+    with pytest.raises(TrainingInterrupted, match="before training began"):
+        train_until_signal(trainer, on_signal=cb)
+    assert trained == []  # neither a callback added nor a step taken
+    assert signal.getsignal(signal.SIGTERM) == previous
+
+
+def test_run_rl_catches_a_signal_while_it_loads(tmp_path, monkeypatch):
+    from cooper_rl.rl import train as rl_train
+
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def loading(cfg):  # the signal comes while build_trainer loads the models
+        os.kill(os.getpid(), signal.SIGTERM)
+        trainer = SimpleNamespace(args=SimpleNamespace(output_dir=cfg.output_dir), train=None, add_callback=None)
+        return trainer, None, {"checkpoint": None}
+
+    monkeypatch.setattr(rl_train, "build_trainer", loading)
+    with pytest.raises(TrainingInterrupted, match="before training began"):
+        rl_train.run_rl(rl_train.RLConfig(reward="rule", output_dir=str(tmp_path)))
+    assert signal.getsignal(signal.SIGTERM) == previous  # not killed by the default handler, and put back

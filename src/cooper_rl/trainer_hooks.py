@@ -31,8 +31,9 @@ class SaveOnSignal(TrainerCallback):
     """On SIGTERM or SIGUSR1, save a checkpoint at the end of the step in flight and stop training, so a job
     stopped from outside (the end of a session, a scheduler) loses no finished step; ``interrupted`` then says
     the run is not finished (its caller must not save final results). The handlers are installed at
-    construction (a signal while the model loads stops the run after its first step) and put back by
-    ``restore()`` or at the end of training. ``every``: stop only at a step that is a multiple of it."""
+    construction and put back by ``restore()`` or at the end of training. Each command constructs it before it
+    loads anything, so a signal while loading is caught too: ``train_until_signal`` then stops before training
+    begins (nothing done, nothing to save). ``every``: stop only at a step that is a multiple of it."""
 
     SIGNALS = (signal.SIGTERM, signal.SIGUSR1)
 
@@ -68,9 +69,15 @@ class SaveOnSignal(TrainerCallback):
 
 
 def train_until_signal(trainer, resume_from_checkpoint=None, every: int = 1, on_signal: SaveOnSignal | None = None):
-    """trainer.train() under SaveOnSignal(every) (or the given one, installed earlier); TrainingInterrupted if a
-    signal stopped it (its checkpoint saved), else train()'s result."""
+    """trainer.train() under SaveOnSignal(every) (or the given one, installed before loading); TrainingInterrupted
+    if a signal stopped it (its checkpoint saved) or came before training began, else train()'s result."""
     on_signal = on_signal or SaveOnSignal(every)
+    if on_signal.requested:  # signalled while loading: stop now rather than after a first step (or evaluation)
+        on_signal.restore()
+        raise TrainingInterrupted(
+            f"stopped by a signal before training began; nothing to save in {trainer.args.output_dir} (rerun the "
+            "same command to start, or with --resume_from_checkpoint last if it holds a checkpoint)"
+        )
     trainer.add_callback(on_signal)
     try:
         result = trainer.train(resume_from_checkpoint=resume_from_checkpoint)

@@ -1,5 +1,6 @@
 import json
 import random
+import re
 
 import pytest
 
@@ -207,16 +208,20 @@ def test_train_rm_saves_a_checkpoint_and_stops_on_signal(tmp_path, sig):
     out = tmp_path / "rm"
     args = ["train-rm", "--data", str(data), "--backbone", save_tiny_bert(tmp_path / "bert"), "--output_dir", str(out)]
     args += ["--max_length", "64", "--max_steps", "100000", "--eval_steps", "50000", "--batch_size", "4"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cooper_rl.cli", *args],
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    bar = tmp_path / "stderr.txt"  # the progress bar: it shows when training has taken a step
+    with open(bar, "w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cooper_rl.cli", *args],
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+        )
     try:
-        assert proc.stdout.readline().startswith("[train-rm]")  # rows loaded; training starts next
-        time.sleep(3)
+        assert proc.stdout.readline().startswith("[train-rm]")  # rows loaded
+        deadline = time.time() + 120  # a signal before training began would stop it with nothing to save
+        while not re.search(r"\| *[1-9]\d*/100000", bar.read_text()) and time.time() < deadline:
+            time.sleep(0.5)
         proc.send_signal(getattr(signal, sig))
         rc = proc.wait(timeout=120)
     finally:

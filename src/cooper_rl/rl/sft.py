@@ -113,6 +113,16 @@ def sft_rows(cfg: SFTRunConfig) -> tuple[list[dict], int]:
 def run_sft(cfg: SFTRunConfig) -> dict:
     """Fine-tune the policy on worked solutions; save it (safetensors + tokenizer) to output_dir/policy and
     output_dir/sft_summary.json."""
+    from cooper_rl.trainer_hooks import SaveOnSignal
+
+    on_signal = SaveOnSignal()  # SIGTERM/SIGUSR1 from here on, loading included: checkpoint, stop, exit 143
+    try:
+        return _run_sft(cfg, on_signal)
+    finally:
+        on_signal.restore()
+
+
+def _run_sft(cfg: SFTRunConfig, on_signal) -> dict:
     import torch
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
@@ -154,7 +164,7 @@ def run_sft(cfg: SFTRunConfig) -> dict:
         model=resolve_model(cfg.policy), args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer
     )
     bar_only_progress(trainer)  # progress bar, no raw log dicts on the console
-    result = train_until_signal(trainer, checkpoint)  # SIGTERM/SIGUSR1: checkpoint, stop, exit 143
+    result = train_until_signal(trainer, checkpoint, on_signal=on_signal)
     policy_dir = out / "policy"
     trainer.save_model(str(policy_dir))  # safetensors
     tokenizer.padding_side = "left"

@@ -56,7 +56,7 @@ from cooper_rl.rl.checkpoint import (
     trim_logs,
 )
 from cooper_rl.rl.trl_internals import check_trl, score_completions_only
-from cooper_rl.trainer_hooks import train_until_signal
+from cooper_rl.trainer_hooks import SaveOnSignal, train_until_signal
 
 log = logging.getLogger(__name__)
 
@@ -699,13 +699,18 @@ def run_rl(cfg: RLConfig) -> dict:
             "continue it with --resume_from_checkpoint last, or start the new run in another --output_dir"
         )
     atomic_write_json(out / "rl_config.json", config)
-    trainer, reward, info = build_trainer(cfg)
-    if int(os.environ.get("WORLD_SIZE", "1")) == 1:
-        # SIGTERM/SIGUSR1: checkpoint at the end of the generation batch in flight, stop, exit 143 (the ranks of a
-        # multi-process run would catch a signal at different steps and hang in the save)
-        train_until_signal(trainer, info["checkpoint"], every=generation_batch_steps(cfg))
-    else:
-        trainer.train(resume_from_checkpoint=info["checkpoint"])
+    # SIGTERM/SIGUSR1: checkpoint at the end of the generation batch in flight, stop, exit 143; caught from here on,
+    # loading included (the ranks of a multi-process run would catch a signal at different steps and hang in the save)
+    on_signal = SaveOnSignal(generation_batch_steps(cfg)) if int(os.environ.get("WORLD_SIZE", "1")) == 1 else None
+    try:
+        trainer, reward, info = build_trainer(cfg)
+        if on_signal is not None:
+            train_until_signal(trainer, info["checkpoint"], on_signal=on_signal)
+        else:
+            trainer.train(resume_from_checkpoint=info["checkpoint"])
+    finally:
+        if on_signal is not None:
+            on_signal.restore()
     trainer.save_model(str(out / "policy"))
     summary = {
         "output_dir": str(out),
