@@ -39,7 +39,7 @@ def test_a_signal_before_training_stops_without_training():
         train=lambda **kw: trained.append("train"),
     )
     with pytest.raises(TrainingInterrupted, match="before training began"):
-        train_until_signal(trainer, on_signal=cb)
+        train_until_signal(trainer, cb)
     assert trained == []  # neither a callback added nor a step taken
     assert signal.getsignal(signal.SIGTERM) == previous
 

@@ -68,10 +68,10 @@ class SaveOnSignal(TrainerCallback):
         self._previous = {}
 
 
-def train_until_signal(trainer, resume_from_checkpoint=None, every: int = 1, on_signal: SaveOnSignal | None = None):
-    """trainer.train() under SaveOnSignal(every) (or the given one, installed before loading); TrainingInterrupted
-    if a signal stopped it (its checkpoint saved) or came before training began, else train()'s result."""
-    on_signal = on_signal or SaveOnSignal(every)
+def train_until_signal(trainer, on_signal: SaveOnSignal, resume_from_checkpoint=None):
+    """trainer.train() under `on_signal` (constructed by the command before it loaded anything);
+    TrainingInterrupted if a signal stopped it (its checkpoint saved) or came before training began, else
+    train()'s result."""
     if on_signal.requested:  # signalled while loading: stop now rather than after a first step (or evaluation)
         on_signal.restore()
         raise TrainingInterrupted(

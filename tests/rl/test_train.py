@@ -663,7 +663,7 @@ def test_a_signal_checkpoints_at_the_end_of_the_generation_batch_and_resume_fini
     from transformers import TrainerCallback
 
     from cooper_rl.io import TrainingInterrupted
-    from cooper_rl.trainer_hooks import train_until_signal
+    from cooper_rl.trainer_hooks import SaveOnSignal, train_until_signal
 
     class SignalAtStep1(TrainerCallback):
         def on_step_end(self, args, state, control, **kwargs):
@@ -671,11 +671,12 @@ def test_a_signal_checkpoints_at_the_end_of_the_generation_batch_and_resume_fini
                 os.kill(os.getpid(), signal.SIGUSR1)
 
     cfg = config(assets, tmp_path, "cooper", max_steps=6, steps_per_generation=2)
+    before = signal.getsignal(signal.SIGUSR1)
+    on_signal = SaveOnSignal(every=2)  # before loading, as run_rl does
     trainer, _, _ = build_trainer(cfg)
     trainer.add_callback(SignalAtStep1())
-    before = signal.getsignal(signal.SIGUSR1)
     with pytest.raises(TrainingInterrupted, match="at step 2"):
-        train_until_signal(trainer, None, every=2)
+        train_until_signal(trainer, on_signal)
     assert "next step that is a multiple of 2" in capsys.readouterr().out
     assert signal.getsignal(signal.SIGUSR1) is before
     assert sorted(p.name for p in tmp_path.glob("checkpoint-*")) == ["checkpoint-2"]

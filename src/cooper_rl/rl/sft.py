@@ -164,7 +164,7 @@ def _run_sft(cfg: SFTRunConfig, on_signal) -> dict:
         model=resolve_model(cfg.policy), args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer
     )
     bar_only_progress(trainer)  # progress bar, no raw log dicts on the console
-    result = train_until_signal(trainer, checkpoint, on_signal=on_signal)
+    result = train_until_signal(trainer, on_signal, checkpoint)
     policy_dir = out / "policy"
     trainer.save_model(str(policy_dir))  # safetensors
     tokenizer.padding_side = "left"

@@ -705,7 +705,7 @@ def run_rl(cfg: RLConfig) -> dict:
     try:
         trainer, reward, info = build_trainer(cfg)
         if on_signal is not None:
-            train_until_signal(trainer, info["checkpoint"], on_signal=on_signal)
+            train_until_signal(trainer, on_signal, info["checkpoint"])
         else:
             trainer.train(resume_from_checkpoint=info["checkpoint"])
     finally:

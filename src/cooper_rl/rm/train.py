@@ -253,7 +253,7 @@ def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
     bar_only_progress(trainer)  # progress bar, no raw log dicts on the console
     t0 = time.time()
     try:
-        train_out = train_until_signal(trainer, resume, on_signal=on_signal)
+        train_out = train_until_signal(trainer, on_signal, resume)
         history = list(trainer.state.log_history)  # the scheduled validations (the final evaluate() not among them)
         rm.model = trainer.model  # best checkpoint (load_best_model_at_end)
         t_eval = time.time()
