@@ -448,6 +448,7 @@ MONITOR_SHORT = {  # console names of the monitor's checks
     "rm_disagreement": "disagr",
     "length_collapse": "len",
     "entropy_collapse": "entropy",
+    "acc_fall": "acc",
 }
 
 

@@ -234,6 +234,14 @@ class RLConfig:
             "since the last reward call) falls to this fraction of its start."
         },
     )
+    monitor_acc_fall: float = field(
+        default=0.15,
+        metadata={
+            "help": "Hacking monitor: least fall of the rollouts' rule accuracy (last half window vs the run's first "
+            "half window) that flags a step while the mean reward has not fallen (a reward that no longer tracks "
+            "correctness)."
+        },
+    )
     stop_on_hacking: bool = field(
         default=False,
         metadata={
