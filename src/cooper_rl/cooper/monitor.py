@@ -19,7 +19,8 @@ mean over the run's first h steps (frozen once seen). A step is flagged by any o
                         least the baseline reward: the policy keeps the reward it is trained on while it gets fewer
                         answers right. Under the rule reward the two fall together, so a rule run cannot trip it.
                         It catches a graded RM's hack that reward_up_acc_down misses: the reward stays flat while
-                        accuracy falls (issue-15 `model` seed 1: reward 0.41 -> 0.42, rule accuracy 0.33 -> 0.09)
+                        accuracy falls (issue-15 `model` seed 1, first flag at step 25: rule accuracy
+                        0.33 -> 0.17, reward 0.41 -> 0.43)
 
 "Steps" are reward calls: one per generation batch, i.e. every `steps_per_generation` optimizer steps (with 4,
 a window of 20 spans 80 optimizer steps). The baseline checks start once `window` steps were seen (late and baseline windows do not overlap). A check
