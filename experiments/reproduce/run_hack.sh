@@ -30,8 +30,8 @@
 # unfinished run from step 0. Checkpoints every 24 steps (ends of
 # generation batches). Before a session ends: bash experiments/reproduce/stop_hack.sh (every running `cooper rl`
 # checkpoints and exits 143, no new run starts; then the report), or, started any time before, in the background,
-# experiments/reproduce/stop_at.py HH:MM (each run stopped by then in its last batch that loses no evaluation; this
-# script is stopped just before the first such signal, so it goes on starting runs until then).
+# experiments/reproduce/stop_at.py HH:MM (each run stopped by then in its last batch that loses no evaluation; a
+# core freed early takes the next run of the plan, until 15 min before HH:MM; this script is stopped at HH:MM).
 #   bash experiments/reproduce/run_hack.sh
 #   RM=... STRONG_RM=... SEEDS="0 1 2" STEPS=400 [CONDITIONS="model rule"] bash experiments/reproduce/run_hack.sh
 #   REPORT_ONLY=1 bash experiments/reproduce/run_hack.sh   # no training: copy the runs' logs so far and report
@@ -206,7 +206,13 @@ PY
   [ $c = model_strong ] && { ( flock 9; unset OMP_NUM_THREADS MKL_NUM_THREADS; ensure_rm "$STRONG_RM" ) 9> $OUT/.ensure_rm.lock && check || return 1; }
   # one process per run dir: the lock goes with `cooper rl` (fd 8 is inherited), so a run left going by a killed
   # driver still holds it and a second run_hack.sh cannot start a second writer there
-  exec 8> $dir.lock; flock -n 8 || { echo "[hack] $dir is in use by another process" >&2; return 1; }
+  # a run going on without a driver (this script restarted while it runs): its job waits for it, holding a slot,
+  # and leaves it to the next run_hack.sh (it may have stopped early, e.g. by stop_at.py)
+  exec 8> $dir.lock
+  if ! flock -n 8; then
+    echo "[hack] $dir is in use by another process: waiting for it to end, then leaving it" >&2
+    flock 8; return 0
+  fi
   resume=(); ls -d $dir/checkpoint-* >/dev/null 2>&1 && resume=(--resume_from_checkpoint last)
   # the step-0 policy is the same in every condition of a seed, and so are its evaluation samples (same sampling
   # seed): a run reuses the step-0 evaluation of a sibling that finished one (cooper rl checks the settings match)
@@ -219,17 +225,25 @@ PY
   echo "[hack] $c seed $S -> $dir ($(date -u +%FT%TZ))"
   # the exact commands, in the order they ran (with the environment that changes numerics: common.sh's kernels)
   echo "ATEN_CPU_CAPABILITY=$ATEN_CPU_CAPABILITY ${LD_PRELOAD:+LD_PRELOAD=$LD_PRELOAD }${THREADS:+OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS }${cmd[*]}" >> $R/commands.txt
-  "${cmd[@]}" >> $dir.log 2>&1 || { echo "[hack] $c seed $S FAILED, see $dir.log" >&2; return 1; }
+  local rc=0; "${cmd[@]}" >> $dir.log 2>&1 || rc=$?
+  # 143: stopped by a signal (stop_at.py before an evaluation that would not fit, or by hand) with its checkpoint
+  # saved: not a failure; the next run_hack.sh resumes it, and this one goes on with its plan (stop_at permitting)
+  [ $rc = 143 ] && echo "[hack] $c seed $S stopped by a signal at a checkpoint ($(date -u +%FT%TZ))"
+  [ $rc = 0 ] || [ $rc = 143 ] || { echo "[hack] $c seed $S FAILED, see $dir.log" >&2; return 1; }
 }
 # JOBS runs side by side (seed-major order kept: the next pending runs), THREADS torch threads each
 # (benchmarks/parallel_runs.py measures what that buys on this machine)
 [ "$JOBS" -gt 1 ] && export OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS
 failed=$OUT/.failed; rm -f $failed   # a failed job leaves it: no new runs start, the running ones finish
+# a running stop_at.py (its deadline in $OUT/.stop_at.json) lets a freed core take the next run until FILL_MIN before
+# its deadline: then no new run starts
+may_start() { .venv/bin/python experiments/reproduce/stop_at.py --may-start $OUT || { echo "[hack] stop_at's deadline is near: no new run" >&2; return 1; }; }
 for x in $PLAN; do
   c=${x%:*} S=${x#*:}
-  if [ "$JOBS" -le 1 ]; then run_one $S $c || exit 1; continue; fi
+  if [ "$JOBS" -le 1 ]; then may_start || break; run_one $S $c || exit 1; continue; fi
   while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
   [ -f $failed ] && break
+  may_start || break
   { run_one $S $c || touch $failed; } &
 done
 wait

@@ -1,12 +1,16 @@
 """Stop issue 15's runs by a deadline without losing an evaluation: each running `cooper rl` under OUT gets its SIGTERM
 (checkpoint at the end of the generation batch in flight, then exit) in the last batch that ends before an
 evaluation it could not finish by DEADLINE, or in the last batch that ends before DEADLINE; an evaluation already
-in progress is left to finish. run_hack.sh is stopped just before the first signal (or at DEADLINE), so until then
-it goes on starting runs, which make progress and checkpoint like the others. Start it any time before a session
-ends, in the background; it exits when neither run_hack.sh nor a run is left.
+in progress is left to finish. A core freed early (a run stopped before an evaluation that would not fit, or a run
+that finished) is not left idle: run_hack.sh goes on starting the next runs of its plan, which make progress and
+checkpoint like the others, until FILL_MIN before DEADLINE (it asks `stop_at.py --may-start OUT`, which reads the
+deadline this script publishes in OUT/.stop_at.json while it runs). At DEADLINE run_hack.sh is stopped, and so is an
+RM build or warm-up it started (`cooper train-rm`, `cooper sft`: SIGTERM, they checkpoint). Start it any time before
+a session ends, in the background; it exits when neither run_hack.sh nor a run is left.
 
 usage: python experiments/reproduce/stop_at.py DEADLINE [OUT] [--dry-run]   DEADLINE: HH:MM (UTC, next) or epoch s
        (--dry-run: print each run's state and what would be done now, signal nothing)
+       python experiments/reproduce/stop_at.py --may-start [OUT]   exit 0 if a new run may start now, else 1
        e.g. nohup .venv/bin/python experiments/reproduce/stop_at.py 04:30 >> runs/hack/stop_at.log 2>&1 &
 
 A signal reaching a run in the batch that ends at an evaluation step would stop it only after that evaluation
@@ -31,6 +35,8 @@ from cooper_rl.io import read_jsonl  # a last line cut by a writer in flight is 
 POLL = 15  # seconds between looks at the runs' logs
 DEFAULT_EVAL = 45 * 60  # an evaluation's length before a run has timed one of its own
 DRIVER = "bash experiments/reproduce/run_hack.sh"  # its command line (pkill -f: the runs it started go on)
+BUILDERS = "cooper (train-rm|sft) "  # what the driver may be running besides runs: an RM build, the warm-up
+FILL_MIN = 15 * 60  # no new run starts this close to the deadline: loading and a first batch would not fit
 
 
 def decide(
@@ -61,8 +67,19 @@ def plan(
 ) -> tuple[bool, list[int]]:
     """(stop run_hack.sh now?, pids to signal now) for the runs' states (None: a run still starting)."""
     stop = [p for p, s in states.items() if p not in signalled and s and decide(now, deadline, **s) == "stop"]
-    # the driver goes before the first signal: a run that exits must not make room for a new one
-    return driver and bool(stop or signalled or now >= deadline), stop
+    # the driver stays until the deadline: a core freed early takes the next run of its plan (may_start says until
+    # when); at the deadline it goes, with any RM build it started
+    return driver and now >= deadline, stop
+
+
+def may_start(out: str, now: float, fill_min: float = FILL_MIN) -> bool:
+    """Whether run_hack.sh may start a run now: no stop_at running for OUT, or its deadline at least fill_min away."""
+    try:
+        pub = json.loads((Path(out) / ".stop_at.json").read_text())
+        alive = b"stop_at.py" in Path(f"/proc/{pub['pid']}/cmdline").read_bytes()
+    except (OSError, ValueError, KeyError):
+        return True  # none published, or a stale file of a stop_at that has gone
+    return not alive or now + fill_min <= pub["deadline"]
 
 
 def runs(out: str) -> dict[int, Path]:
@@ -110,6 +127,8 @@ def parse_deadline(s: str, now: datetime | None = None) -> float:
 
 
 def main():
+    if sys.argv[1:2] == ["--may-start"]:
+        sys.exit(0 if may_start(sys.argv[2] if len(sys.argv) > 2 else "runs/hack", time.time()) else 1)
     args = [a for a in sys.argv[1:] if a != "--dry-run"]
     deadline = parse_deadline(args[0])
     out = args[1] if len(args) > 1 else "runs/hack"
@@ -121,6 +140,18 @@ def main():
             )
         return
     print(f"[stop_at] deadline {time.strftime('%H:%M:%S', time.gmtime(deadline))} UTC", flush=True)
+    published = Path(out) / ".stop_at.json"
+    tmp = published.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"pid": os.getpid(), "deadline": deadline}))
+    tmp.replace(published)
+    try:
+        watch(out, deadline)
+    finally:
+        published.unlink(missing_ok=True)
+
+
+def watch(out: str, deadline: float) -> None:
+    """Signal each run when it must stop, the driver and its RM builds at the deadline; return when all are gone."""
     signalled: set[int] = set()
     while True:
         live, driver = runs(out), subprocess.run(["pgrep", "-f", DRIVER], capture_output=True).returncode == 0
@@ -130,6 +161,7 @@ def main():
         stop_driver, stop = plan(time.time(), deadline, states, signalled, driver)
         if stop_driver:
             subprocess.run(["pkill", "-TERM", "-f", DRIVER])
+            subprocess.run(["pkill", "-TERM", "-f", BUILDERS])  # they checkpoint and exit (stop_hack.sh does the same)
             print(f"[stop_at] {time.strftime('%H:%M:%S', time.gmtime())} run_hack.sh stopped", flush=True)
         for pid in stop:
             s = states[pid]

@@ -1,5 +1,10 @@
+import json
+from pathlib import Path
+
 import pytest
 from tests.experiments import load_script
+
+ROOT = Path(__file__).resolve().parents[2]
 
 sa = load_script("stop_at")
 
@@ -45,18 +50,44 @@ def test_a_starting_run_without_its_config_yet_is_skipped(tmp_path):
     }
 
 
-def test_the_driver_is_stopped_just_before_the_first_signal_or_at_the_deadline():
+def test_the_driver_stays_until_the_deadline_while_runs_are_signalled():
     evaluated = {0, 100, 200, 300}
     going = dict(RUN, done=320, evaluated=evaluated)  # next batch ends 8 min after now
     starting = None  # a run still writing its config: never signalled
-    # far from the deadline: the driver goes on starting runs, nobody is signalled
+    # far from the deadline: nobody is signalled, the driver goes on
     assert sa.plan(0.0, 3600.0, {1: going, 2: starting}, set(), driver=True) == (False, [])
-    # a run must stop now: the driver goes in the same tick, before the run can exit and free its slot
-    assert sa.plan(0.0, 60.0, {1: going, 2: starting}, set(), driver=True) == (True, [1])
-    assert sa.plan(0.0, 60.0, {1: going}, {1}, driver=True) == (True, [])  # signalled already: not twice
-    assert sa.plan(0.0, 60.0, {1: going}, set(), driver=False) == (False, [1])
-    # past the deadline with no run to signal (e.g. between two runs): the driver goes all the same
+    # a run must stop now: it is signalled; the driver stays, so the core it frees takes the next run (may_start)
+    assert sa.plan(0.0, 60.0, {1: going, 2: starting}, set(), driver=True) == (False, [1])
+    assert sa.plan(0.0, 60.0, {1: going}, {1}, driver=True) == (False, [])  # signalled already: not twice
+    # at the deadline the driver goes, with or without a run to signal
+    assert sa.plan(60.0, 60.0, {1: going}, {1}, driver=True) == (True, [])
     assert sa.plan(100.0, 60.0, {}, set(), driver=True) == (True, [])
+    assert sa.plan(100.0, 60.0, {}, set(), driver=False) == (False, [])
+
+
+def test_a_new_run_may_start_until_fill_min_before_a_live_stop_ats_deadline(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    assert sa.may_start(str(tmp_path), now=0.0)  # no stop_at: always
+    # a live stop_at.py (a process whose command line names it) publishing its deadline
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "stop_at.py"])
+    try:
+        (tmp_path / ".stop_at.json").write_text(json.dumps({"pid": proc.pid, "deadline": 10_000.0}))
+        assert sa.may_start(str(tmp_path), now=10_000.0 - sa.FILL_MIN)
+        assert not sa.may_start(str(tmp_path), now=10_000.0 - sa.FILL_MIN + 1)
+        env = os.environ | {"PYTHONPATH": str(ROOT / "src")}
+        script = ROOT / "experiments/reproduce/stop_at.py"
+        cli = subprocess.run([sys.executable, script, "--may-start", tmp_path], env=env, timeout=60)
+        assert cli.returncode == 1  # the deadline (epoch 10,000) is long past: the CLI says no
+    finally:
+        proc.kill()
+        proc.wait()
+    # the same file left by a stop_at that has gone (killed with the session): ignored
+    assert sa.may_start(str(tmp_path), now=10_000.0)
+    (tmp_path / ".stop_at.json").write_text("{")  # half-written: ignored too
+    assert sa.may_start(str(tmp_path), now=10_000.0)
 
 
 def test_a_clock_deadline_already_past_today_means_tomorrow():
