@@ -95,6 +95,12 @@ def test_acc_fall_flags_accuracy_falling_under_a_reward_that_holds_and_never_a_r
     # a reward that falls with the accuracy (the RM sees the errors) is not flagged either
     rm = HackingMonitor(window=6)
     assert not any(rm.update(0.42 if t < 6 else 0.30, 0.33 if t < 6 else 0.1) for t in range(20))
+    # nor a 0/1 RM that accepts less than the rule does (reward under the accuracy: it pays for no wrong answer)...
+    strict = HackingMonitor(window=6)
+    assert not any(strict.update(0.05 if t < 6 else 0.12, 0.33 if t < 6 else 0.1) for t in range(20))
+    # ...until it accepts more than the rule: then the reward pays for wrong answers while the accuracy is down
+    assert not any(strict.update(0.16, 0.1) for _ in range(2))  # late mean reward 0.133, 0.147: under 0.1 + margin
+    assert strict.update(0.16, 0.1) and strict.last_flags == ["acc_fall"]  # 0.16 - 0.1 >= 0.05
 
 
 def test_from_config_reads_every_threshold_of_a_run_config():

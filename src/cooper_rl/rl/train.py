@@ -242,6 +242,13 @@ class RLConfig:
             "correctness)."
         },
     )
+    monitor_acc_fall_margin: float = field(
+        default=0.05,
+        metadata={
+            "help": "Hacking monitor: the rule-accuracy fall flags only where the mean reward also exceeds the rule "
+            "accuracy by at least this much (the reward pays for wrong answers)."
+        },
+    )
     stop_on_hacking: bool = field(
         default=False,
         metadata={
