@@ -25,13 +25,14 @@
 # ~2-3 % at the start), and the RM on a fixed labelled held-out set (paper Fig. 4).
 # Resumable: rerun to continue (finished runs are skipped, also those finished elsewhere whose logs are committed in
 # $R/runs/; the others resume from their last checkpoint; cooper rl refuses to resume a run dir with other
-# settings or another RM); the runs go seed-major (every condition of seed 0, then seed 1, ...) so a partial
+# settings or another RM; a run still going, left by a killed driver, is waited for and left to the next
+# run_hack.sh); the runs go seed-major (every condition of seed 0, then seed 1, ...) so a partial
 # experiment is still balanced. Run dirs (checkpoints) live on this machine only: a lost machine restarts the
 # unfinished run from step 0. Checkpoints every 24 steps (ends of
 # generation batches). Before a session ends: bash experiments/reproduce/stop_hack.sh (every running `cooper rl`
 # checkpoints and exits 143, no new run starts; then the report), or, started any time before, in the background,
 # experiments/reproduce/stop_at.py HH:MM (each run stopped by then in its last batch that loses no evaluation; a
-# core freed early takes the next run of the plan, until 15 min before HH:MM; this script is stopped at HH:MM).
+# core freed early takes the next run of the plan that can stop losing nothing by HH:MM; this script is stopped then).
 #   bash experiments/reproduce/run_hack.sh
 #   RM=... STRONG_RM=... SEEDS="0 1 2" STEPS=400 [CONDITIONS="model rule"] bash experiments/reproduce/run_hack.sh
 #   REPORT_ONLY=1 bash experiments/reproduce/run_hack.sh   # no training: copy the runs' logs so far and report
@@ -211,8 +212,11 @@ PY
   exec 8> $dir.lock
   if ! flock -n 8; then
     echo "[hack] $dir is in use by another process: waiting for it to end, then leaving it" >&2
-    flock 8; return 0
+    flock 8; exec 8>&-; return 0
   fi
+  # a running stop_at.py: only a run that can stop losing nothing by its deadline starts (checked here, after any
+  # RM build, right before the run)
+  may_start $dir || { echo "[hack] $c seed $S not started: it could not stop by stop_at's deadline" >&2; exec 8>&-; return 0; }
   resume=(); ls -d $dir/checkpoint-* >/dev/null 2>&1 && resume=(--resume_from_checkpoint last)
   # the step-0 policy is the same in every condition of a seed, and so are its evaluation samples (same sampling
   # seed): a run reuses the step-0 evaluation of a sibling that finished one (cooper rl checks the settings match)
@@ -226,6 +230,7 @@ PY
   # the exact commands, in the order they ran (with the environment that changes numerics: common.sh's kernels)
   echo "ATEN_CPU_CAPABILITY=$ATEN_CPU_CAPABILITY ${LD_PRELOAD:+LD_PRELOAD=$LD_PRELOAD }${THREADS:+OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS }${cmd[*]}" >> $R/commands.txt
   local rc=0; "${cmd[@]}" >> $dir.log 2>&1 || rc=$?
+  exec 8>&-   # the lock goes with the run (with JOBS=1 the next run, or an RM build, must not inherit it)
   # 143: stopped by a signal (stop_at.py before an evaluation that would not fit, or by hand) with its checkpoint
   # saved: not a failure; the next run_hack.sh resumes it, and this one goes on with its plan (stop_at permitting)
   [ $rc = 143 ] && echo "[hack] $c seed $S stopped by a signal at a checkpoint ($(date -u +%FT%TZ))"
@@ -235,15 +240,15 @@ PY
 # (benchmarks/parallel_runs.py measures what that buys on this machine)
 [ "$JOBS" -gt 1 ] && export OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS
 failed=$OUT/.failed; rm -f $failed   # a failed job leaves it: no new runs start, the running ones finish
-# a running stop_at.py (its deadline in $OUT/.stop_at.json) lets a freed core take the next run until FILL_MIN before
-# its deadline: then no new run starts
-may_start() { .venv/bin/python experiments/reproduce/stop_at.py --may-start $OUT || { echo "[hack] stop_at's deadline is near: no new run" >&2; return 1; }; }
+# a running stop_at.py (its deadline in $OUT/.stop_at.json) lets a freed core take the next run of the plan while
+# there is time to load one (and run_one starts it only if it can stop losing nothing by then)
+may_start() { .venv/bin/python experiments/reproduce/stop_at.py --may-start $OUT "$@"; }
 for x in $PLAN; do
   c=${x%:*} S=${x#*:}
-  if [ "$JOBS" -le 1 ]; then may_start || break; run_one $S $c || exit 1; continue; fi
+  if [ "$JOBS" -le 1 ]; then may_start || { echo "[hack] stop_at's deadline is near: no new run" >&2; break; }; run_one $S $c || exit 1; continue; fi
   while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
   [ -f $failed ] && break
-  may_start || break
+  may_start || { echo "[hack] stop_at's deadline is near: no new run" >&2; break; }
   { run_one $S $c || touch $failed; } &
 done
 wait

@@ -2,15 +2,17 @@
 (checkpoint at the end of the generation batch in flight, then exit) in the last batch that ends before an
 evaluation it could not finish by DEADLINE, or in the last batch that ends before DEADLINE; an evaluation already
 in progress is left to finish. A core freed early (a run stopped before an evaluation that would not fit, or a run
-that finished) is not left idle: run_hack.sh goes on starting the next runs of its plan, which make progress and
-checkpoint like the others, until FILL_MIN before DEADLINE (it asks `stop_at.py --may-start OUT`, which reads the
-deadline this script publishes in OUT/.stop_at.json while it runs). At DEADLINE run_hack.sh is stopped, and so is an
-RM build or warm-up it started (`cooper train-rm`, `cooper sft`: SIGTERM, they checkpoint). Start it any time before
-a session ends, in the background; it exits when neither run_hack.sh nor a run is left.
+that finished) is not left idle: run_hack.sh goes on with its plan, starting a run only if it can reach a point where
+it stops losing nothing (loading, a pending evaluation, its first batch, an evaluation that batch ends at) by
+DEADLINE: it asks `stop_at.py --may-start OUT RUN_DIR`, which reads the deadline this script publishes in
+OUT/.stop_at.json and holds a lock on while it runs (one watcher per OUT). At DEADLINE run_hack.sh is stopped with
+everything it started but the runs (an RM build: its script and `cooper train-rm`, which checkpoints on SIGTERM).
+Start it any time before a session ends, in the background; it exits when neither run_hack.sh nor a run is left.
 
 usage: python experiments/reproduce/stop_at.py DEADLINE [OUT] [--dry-run]   DEADLINE: HH:MM (UTC, next) or epoch s
        (--dry-run: print each run's state and what would be done now, signal nothing)
-       python experiments/reproduce/stop_at.py --may-start [OUT]   exit 0 if a new run may start now, else 1
+       python experiments/reproduce/stop_at.py --may-start OUT [RUN_DIR]   exit 0 if the run (or, without RUN_DIR,
+       any run) may start now, 1 if not
        e.g. nohup .venv/bin/python experiments/reproduce/stop_at.py 04:30 >> runs/hack/stop_at.log 2>&1 &
 
 A signal reaching a run in the batch that ends at an evaluation step would stop it only after that evaluation
@@ -19,6 +21,7 @@ A signal reaching a run in the batch that ends at an evaluation step would stop 
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -35,8 +38,9 @@ from cooper_rl.io import read_jsonl  # a last line cut by a writer in flight is 
 POLL = 15  # seconds between looks at the runs' logs
 DEFAULT_EVAL = 45 * 60  # an evaluation's length before a run has timed one of its own
 DRIVER = "bash experiments/reproduce/run_hack.sh"  # its command line (pkill -f: the runs it started go on)
-BUILDERS = "cooper (train-rm|sft) "  # what the driver may be running besides runs: an RM build, the warm-up
-FILL_MIN = 15 * 60  # no new run starts this close to the deadline: loading and a first batch would not fit
+LOAD = 180  # seconds from a run's start to its first step (loading the policy, the RMs, the data)
+DEFAULT_STEP = 60.0  # a step's length before a run has timed its own
+PUBLISHED = ".stop_at.json"  # in OUT: this watcher's pid and deadline, locked while it runs
 
 
 def decide(
@@ -72,14 +76,76 @@ def plan(
     return driver and now >= deadline, stop
 
 
-def may_start(out: str, now: float, fill_min: float = FILL_MIN) -> bool:
-    """Whether run_hack.sh may start a run now: no stop_at running for OUT, or its deadline at least fill_min away."""
+def first_stop_s(done: int, evaluated: set[int], eval_steps: int, batch: int, step_s: float, eval_s: float) -> float:
+    """Seconds a run starting (after loading) at `done` steps needs before a signal stops it losing nothing: an
+    evaluation pending at `done`, its first batch, and the evaluation that batch ends at, if it does (decide())."""
+    t = eval_s if done % eval_steps == 0 and done not in evaluated else 0.0
+    end = (done // batch + 1) * batch
+    return t + (end - done) * step_s + (eval_s if end >= (done // eval_steps + 1) * eval_steps else 0.0)
+
+
+def start_state(d: Path, out: Path, results: Path) -> dict:
+    """first_stop_s()'s arguments for the run dir d as it would start now: from its last checkpoint (or step 0; its
+    step-0 evaluation reused where a run of the seed has one, here or committed in results), timed by its own logs or
+    by the other runs' settings and defaults."""
+    st = state(d) if d.is_dir() else None
+    if st is None:
+        cfgs = sorted(out.glob("*/rl_config.json"))
+        cfg = json.loads(cfgs[0].read_text()) if cfgs else {}
+        st = {
+            "step_s": DEFAULT_STEP,
+            "eval_steps": cfg.get("eval_steps", 100),
+            "batch": cfg.get("steps_per_generation"),
+        }
+        st |= {"batch": st["batch"] or 1, "eval_s": DEFAULT_EVAL, "evaluated": set()}
+    steps = [int(c.name.split("-")[1]) for c in d.glob("checkpoint-*") if c.name.split("-")[1].isdigit()]
+    st["done"] = max(steps, default=0)
+    seed = d.name.rsplit("-s", 1)[-1]
+    if any(
+        (x / "eval/step-0/summary.json").is_file() for x in [*out.glob(f"*-s{seed}"), *results.glob(f"runs/*-s{seed}")]
+    ):
+        st["evaluated"] = st["evaluated"] | {0}  # cooper rl --eval_step0_from reuses it (run_hack.sh passes them)
+    return st
+
+
+def may_start(out: str, now: float, run_dir: str | None = None, results: str = "experiments/reproduce/results_hack"):
+    """Whether run_hack.sh may start the run in run_dir now (without one: any run that loads in time): always if no
+    stop_at watches OUT; else only if it can be stopped losing nothing by the published deadline."""
     try:
-        pub = json.loads((Path(out) / ".stop_at.json").read_text())
-        alive = b"stop_at.py" in Path(f"/proc/{pub['pid']}/cmdline").read_bytes()
-    except (OSError, ValueError, KeyError):
-        return True  # none published, or a stale file of a stop_at that has gone
-    return not alive or now + fill_min <= pub["deadline"]
+        fd = os.open(Path(out) / PUBLISHED, os.O_RDONLY)
+    except OSError:
+        return True  # none published
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return True  # a file left by a watcher that has gone (its lock went with it)
+        except BlockingIOError:
+            pass
+        try:
+            deadline = float(json.loads(os.pread(fd, 4096, 0))["deadline"])
+        except (ValueError, KeyError, TypeError):
+            return True  # a watcher writing it this very moment, as it starts: its deadline is hours away
+    finally:
+        os.close(fd)
+    need = LOAD + (first_stop_s(**start_state(Path(run_dir), Path(out), Path(results))) if run_dir else 0.0)
+    return now + need <= deadline
+
+
+def descendants(pids: list[int]) -> list[int]:
+    """Every process below pids (children, theirs, ...), from /proc."""
+    parent = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    found, todo = [], list(pids)
+    while todo:
+        pid = todo.pop()
+        kids = [c for c, p in parent.items() if p == pid]
+        found += kids
+        todo += kids
+    return found
 
 
 def runs(out: str) -> dict[int, Path]:
@@ -128,7 +194,8 @@ def parse_deadline(s: str, now: datetime | None = None) -> float:
 
 def main():
     if sys.argv[1:2] == ["--may-start"]:
-        sys.exit(0 if may_start(sys.argv[2] if len(sys.argv) > 2 else "runs/hack", time.time()) else 1)
+        out, run_dir = sys.argv[2], (sys.argv[3] if len(sys.argv) > 3 else None)
+        sys.exit(0 if may_start(out, time.time(), run_dir) else 1)
     args = [a for a in sys.argv[1:] if a != "--dry-run"]
     deadline = parse_deadline(args[0])
     out = args[1] if len(args) > 1 else "runs/hack"
@@ -139,15 +206,22 @@ def main():
                 pid, d, s and {k: v for k, v in s.items() if k != "evaluated"}, s and decide(time.time(), deadline, **s)
             )
         return
+    # published for run_hack.sh, under a lock held while this runs: a file left by a killed watcher is stale to
+    # may_start at once, and a second watcher of OUT is refused
+    fd = os.open(Path(out) / PUBLISHED, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        sys.exit(f"[stop_at] another stop_at.py watches {out} ({Path(out) / PUBLISHED})")
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps({"pid": os.getpid(), "deadline": deadline}).encode(), 0)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # killed by hand: the file still goes
     print(f"[stop_at] deadline {time.strftime('%H:%M:%S', time.gmtime(deadline))} UTC", flush=True)
-    published = Path(out) / ".stop_at.json"
-    tmp = published.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"pid": os.getpid(), "deadline": deadline}))
-    tmp.replace(published)
     try:
         watch(out, deadline)
     finally:
-        published.unlink(missing_ok=True)
+        (Path(out) / PUBLISHED).unlink(missing_ok=True)
+        os.close(fd)
 
 
 def watch(out: str, deadline: float) -> None:
@@ -160,8 +234,17 @@ def watch(out: str, deadline: float) -> None:
         states = {p: state(d) for p, d in live.items()}
         stop_driver, stop = plan(time.time(), deadline, states, signalled, driver)
         if stop_driver:
-            subprocess.run(["pkill", "-TERM", "-f", DRIVER])
-            subprocess.run(["pkill", "-TERM", "-f", BUILDERS])  # they checkpoint and exit (stop_hack.sh does the same)
+            # the driver with everything it started but the runs (an RM build: its script, `cooper train-rm`, which
+            # checkpoints on SIGTERM), found before the driver goes (its orphans would be lost from view)
+            drivers = [
+                int(p) for p in subprocess.run(["pgrep", "-f", DRIVER], capture_output=True, text=True).stdout.split()
+            ]
+            spared = set(live) | set(descendants(list(live)))  # the runs and what they run (stopped by decide())
+            for pid in drivers + [p for p in descendants(drivers) if p not in spared]:
+                try:
+                    os.kill(pid, signal.SIGTERM)
+                except OSError:
+                    pass
             print(f"[stop_at] {time.strftime('%H:%M:%S', time.gmtime())} run_hack.sh stopped", flush=True)
         for pid in stop:
             s = states[pid]

@@ -65,29 +65,84 @@ def test_the_driver_stays_until_the_deadline_while_runs_are_signalled():
     assert sa.plan(100.0, 60.0, {}, set(), driver=False) == (False, [])
 
 
-def test_a_new_run_may_start_until_fill_min_before_a_live_stop_ats_deadline(tmp_path):
+def test_a_run_starts_only_if_it_can_stop_losing_nothing_by_a_watchers_deadline(tmp_path):
+    import fcntl
     import os
     import subprocess
     import sys
 
-    assert sa.may_start(str(tmp_path), now=0.0)  # no stop_at: always
-    # a live stop_at.py (a process whose command line names it) publishing its deadline
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "stop_at.py"])
+    out, results = tmp_path / "out", tmp_path / "results"
+    out.mkdir()
+    assert sa.may_start(str(out), now=0.0, run_dir=str(out / "model-s2"))  # no watcher: always
+    # a resumable run: checkpoint at 96, timed at 60 s a step and 2,400 s an evaluation
+    run = out / "cooper-s1"
+    (run / "checkpoint-96").mkdir(parents=True)
+    (run / "rl_config.json").write_text(json.dumps({"eval_steps": 100, "steps_per_generation": 4}))
+    (run / "timing.jsonl").write_text("".join(json.dumps({"step": i, "step_seconds": 60.0}) + "\n" for i in (95, 96)))
+    (run / "evals.jsonl").write_text(json.dumps({"step": 0, "eval_seconds": 2400.0}) + "\n")
+    # its first batch ends at the step-100 evaluation: loading + 4 steps + the evaluation before it can stop
+    need = sa.LOAD + 4 * 60 + 2400
+    watcher = os.open(out / ".stop_at.json", os.O_RDWR | os.O_CREAT)  # a live watcher: the file, locked
     try:
-        (tmp_path / ".stop_at.json").write_text(json.dumps({"pid": proc.pid, "deadline": 10_000.0}))
-        assert sa.may_start(str(tmp_path), now=10_000.0 - sa.FILL_MIN)
-        assert not sa.may_start(str(tmp_path), now=10_000.0 - sa.FILL_MIN + 1)
+        fcntl.flock(watcher, fcntl.LOCK_EX)
+        os.write(watcher, json.dumps({"pid": 1, "deadline": 10_000.0}).encode())
+        assert sa.may_start(str(out), 10_000.0 - need, str(run), str(results))
+        assert not sa.may_start(str(out), 10_000.0 - need + 1, str(run), str(results))
+        # mid-interval (checkpoint 48): loading and one batch
+        (run / "checkpoint-96").rename(run / "checkpoint-48")
+        assert sa.may_start(str(out), 10_000.0 - sa.LOAD - 4 * 60, str(run), str(results))
+        assert not sa.may_start(str(out), 10_000.0 - sa.LOAD - 4 * 60 + 1, str(run), str(results))
+        # a new run: its step-0 evaluation first (the default length), unless a run of its seed has one to reuse
+        fresh = out / "model-s2"
+        assert not sa.may_start(str(out), 10_000.0 - sa.LOAD - sa.DEFAULT_EVAL, str(fresh), str(results))
+        (results / "runs/rule-s2/eval/step-0").mkdir(parents=True)
+        (results / "runs/rule-s2/eval/step-0/summary.json").write_text("{}")
+        assert sa.may_start(str(out), 10_000.0 - sa.LOAD - 4 * sa.DEFAULT_STEP, str(fresh), str(results))
+        # the command line run_hack.sh calls: the deadline (epoch 10,000) is long past
         env = os.environ | {"PYTHONPATH": str(ROOT / "src")}
-        script = ROOT / "experiments/reproduce/stop_at.py"
-        cli = subprocess.run([sys.executable, script, "--may-start", tmp_path], env=env, timeout=60)
-        assert cli.returncode == 1  # the deadline (epoch 10,000) is long past: the CLI says no
+        cli = [sys.executable, ROOT / "experiments/reproduce/stop_at.py", "--may-start", out]
+        assert subprocess.run(cli, env=env, timeout=60).returncode == 1
+        assert subprocess.run([*cli, run], env=env, timeout=60).returncode == 1
     finally:
-        proc.kill()
-        proc.wait()
-    # the same file left by a stop_at that has gone (killed with the session): ignored
-    assert sa.may_start(str(tmp_path), now=10_000.0)
-    (tmp_path / ".stop_at.json").write_text("{")  # half-written: ignored too
-    assert sa.may_start(str(tmp_path), now=10_000.0)
+        os.close(watcher)  # the watcher is gone: its file is stale, whatever it says
+    assert sa.may_start(str(out), 10_000.0, str(run), str(results))
+
+
+@pytest.mark.parametrize(
+    "done,evaluated,want",
+    [
+        (48, {0}, 4 * 60),  # mid-interval: one batch
+        (96, {0}, 4 * 60 + 2400),  # its batch ends at the step-100 evaluation, which a signal cannot cut short
+        (92, {0}, 4 * 60),
+        (100, {0}, 2400 + 4 * 60),  # resumed at an evaluation step not evaluated yet: the evaluation first
+        (100, {0, 100}, 4 * 60),
+        (0, set(), 2400 + 4 * 60),  # a new run without a step-0 evaluation to reuse
+        (0, {0}, 4 * 60),
+    ],
+)
+def test_the_first_point_a_starting_run_can_stop_losing_nothing(done, evaluated, want):
+    assert sa.first_stop_s(done, evaluated, **RUN) == want
+
+
+def test_descendants_are_found_from_proc():
+    import os
+    import subprocess
+
+    p = subprocess.Popen(["bash", "-c", "sleep 30 & sleep 30 & wait"])
+    try:
+        import time
+
+        for _ in range(50):
+            kids = sa.descendants([p.pid])
+            if len(kids) >= 2:
+                break
+            time.sleep(0.1)
+        assert len(kids) == 2 and os.getpid() not in kids
+    finally:
+        for k in sa.descendants([p.pid]):
+            os.kill(k, 9)
+        p.kill()
+        p.wait()
 
 
 def test_a_clock_deadline_already_past_today_means_tomorrow():
