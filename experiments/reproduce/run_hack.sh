@@ -204,7 +204,11 @@ PY
   fi
   # one builder at a time: two jobs must not train the same RM into the same dir; with torch's default threads
   # (the documented RMs' setting), not the runs' single thread
-  [ $c = model_strong ] && { ( flock 9; unset OMP_NUM_THREADS MKL_NUM_THREADS; ensure_rm "$STRONG_RM" ) 9> $OUT/.ensure_rm.lock && check || return 1; }
+  # (not when the run could not start afterwards anyway: stop_at.py's deadline is near)
+  if [ $c = model_strong ]; then
+    may_start $dir || { echo "[hack] $c seed $S not started (nor its RM built): it could not stop by stop_at's deadline" >&2; return 0; }
+    ( flock 9; unset OMP_NUM_THREADS MKL_NUM_THREADS; ensure_rm "$STRONG_RM" ) 9> $OUT/.ensure_rm.lock && check || return 1
+  fi
   # one process per run dir: the lock goes with `cooper rl` (fd 8 is inherited), so a run left going by a killed
   # driver still holds it and a second run_hack.sh cannot start a second writer there
   # a run going on without a driver (this script restarted while it runs): its job waits for it, holding a slot,
