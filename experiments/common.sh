@@ -1,4 +1,4 @@
-# Sourced by the experiment scripts: strict mode, repo root, environment set up, offline, `$C` = cooper.
+# Sourced by the experiment scripts: strict mode, repo root, environment set up, offline, `$C` = cooper (COOPER_CMD overrides).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh
@@ -18,4 +18,4 @@ if [ -z "${COOPER_MKL_NATIVE:-}" ] && grep -q -m1 GenuineIntel /proc/cpuinfo; th
   case ":${LD_PRELOAD:-}:" in *":$MKL_SHIM:"*) ;; *) export LD_PRELOAD=$MKL_SHIM${LD_PRELOAD:+:$LD_PRELOAD} ;; esac
 fi
 SHARED=${SHARED:-../shared/data}
-C=.venv/bin/cooper
+C=${COOPER_CMD:-.venv/bin/cooper}   # another cooper (a wrapper, a test's fake): COOPER_CMD=...

@@ -221,6 +221,7 @@ PY
   # a running stop_at.py: only a run that can stop losing nothing by its deadline starts (checked here, after any
   # RM build, right before the run)
   may_start $dir || { echo "[hack] $c seed $S not started: it could not stop by stop_at's deadline" >&2; exec 8>&-; return 0; }
+  [ -f $failed ] && { exec 8>&-; return 0; }   # another job failed meanwhile (may_start takes a moment): no new run
   resume=(); ls -d $dir/checkpoint-* >/dev/null 2>&1 && resume=(--resume_from_checkpoint last)
   # the step-0 policy is the same in every condition of a seed, and so are its evaluation samples (same sampling
   # seed): a run reuses the step-0 evaluation of a sibling that finished one (cooper rl checks the settings match)
@@ -246,7 +247,7 @@ PY
 failed=$OUT/.failed; rm -f $failed   # a failed job leaves it: no new runs start, the running ones finish
 # a running stop_at.py (its deadline in $OUT/.stop_at.json) lets a freed core take the next run of the plan while
 # there is time to load one (and run_one starts it only if it can stop losing nothing by then)
-may_start() { .venv/bin/python experiments/reproduce/stop_at.py --may-start $OUT "$@"; }
+may_start() { .venv/bin/python experiments/reproduce/stop_at.py --may-start $OUT "$@" ${1:+$R}; }   # R: step-0 evaluations
 for x in $PLAN; do
   c=${x%:*} S=${x#*:}
   if [ "$JOBS" -le 1 ]; then may_start || { echo "[hack] stop_at's deadline is near: no new run" >&2; break; }; run_one $S $c || exit 1; continue; fi

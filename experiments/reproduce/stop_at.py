@@ -11,8 +11,8 @@ Start it any time before a session ends, in the background; it exits when neithe
 
 usage: python experiments/reproduce/stop_at.py DEADLINE [OUT] [--dry-run]   DEADLINE: HH:MM (UTC, next) or epoch s
        (--dry-run: print each run's state and what would be done now, signal nothing)
-       python experiments/reproduce/stop_at.py --may-start OUT [RUN_DIR]   exit 0 if the run (or, without RUN_DIR,
-       any run) may start now, 1 if not
+       python experiments/reproduce/stop_at.py --may-start OUT [RUN_DIR [RESULTS]]   exit 0 if the run (or, without
+       RUN_DIR, any run) may start now, 1 if not (RESULTS: the experiment's committed runs, for step-0 evaluations)
        e.g. nohup .venv/bin/python experiments/reproduce/stop_at.py 04:30 >> runs/hack/stop_at.log 2>&1 &
 
 A signal reaching a run in the batch that ends at an evaluation step would stop it only after that evaluation
@@ -194,8 +194,8 @@ def parse_deadline(s: str, now: datetime | None = None) -> float:
 
 def main():
     if sys.argv[1:2] == ["--may-start"]:
-        out, run_dir = sys.argv[2], (sys.argv[3] if len(sys.argv) > 3 else None)
-        sys.exit(0 if may_start(out, time.time(), run_dir) else 1)
+        out, rest = sys.argv[2], sys.argv[3:5]  # [RUN_DIR [RESULTS]]
+        sys.exit(0 if may_start(out, time.time(), *rest) else 1)
     args = [a for a in sys.argv[1:] if a != "--dry-run"]
     deadline = parse_deadline(args[0])
     out = args[1] if len(args) > 1 else "runs/hack"
