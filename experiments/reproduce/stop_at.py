@@ -108,25 +108,31 @@ def start_state(d: Path, out: Path, results: Path) -> dict:
     return st
 
 
-def may_start(out: str, now: float, run_dir: str | None = None, results: str = "experiments/reproduce/results_hack"):
-    """Whether run_hack.sh may start the run in run_dir now (without one: any run that loads in time): always if no
-    stop_at watches OUT; else only if it can be stopped losing nothing by the published deadline."""
+def published_deadline(out: str) -> float | None:
+    """The deadline of the stop_at.py watching OUT, None if none does (no file, or one left by a watcher that has
+    gone: its lock went with it)."""
     try:
         fd = os.open(Path(out) / PUBLISHED, os.O_RDONLY)
     except OSError:
-        return True  # none published
+        return None
     try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return None  # we got the lock: nobody holds it
+    except BlockingIOError:
         try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            return True  # a file left by a watcher that has gone (its lock went with it)
-        except BlockingIOError:
-            pass
-        try:
-            deadline = float(json.loads(os.pread(fd, 4096, 0))["deadline"])
+            return float(json.loads(os.pread(fd, 4096, 0))["deadline"])
         except (ValueError, KeyError, TypeError):
-            return True  # a watcher writing it this very moment, as it starts: its deadline is hours away
+            return None  # a watcher writing it this very moment, as it starts: its deadline is hours away
     finally:
         os.close(fd)
+
+
+def may_start(out: str, now: float, run_dir: str | None = None, results: str = "experiments/reproduce/results_hack"):
+    """Whether run_hack.sh may start the run in run_dir now (without one: any run that loads in time): always if no
+    stop_at watches OUT; else only if it can be stopped losing nothing by the published deadline."""
+    deadline = published_deadline(out)
+    if deadline is None:
+        return True
     need = LOAD + (first_stop_s(**start_state(Path(run_dir), Path(out), Path(results))) if run_dir else 0.0)
     return now + need <= deadline
 
