@@ -8,7 +8,7 @@ reads  RESULTS_DIR/runs/<condition>-s<seed>/{evals,metrics,timing}.jsonl, rl_con
        eval/step-<N>/samples.jsonl.gz (per-problem held-out samples; without them the CI is over seeds only);
        a run not evaluated after step 0 yet (just started) is left out; a seed behind its condition's furthest
        evaluation is listed as in progress (summary.json's in_progress, table.md) and left out of the statistics
-writes RESULTS_DIR/summary.json, table.md, dynamics.png, examples.md
+writes RESULTS_DIR/summary.json, table.md, dynamics.png, examples.md, windows.md
 
 Definitions (summary.json repeats them; docs/RESULTS.md uses them):
   held-out accuracy  avg@k by the strict rule verifier, mean over the evaluation sets, at an evaluation step
@@ -35,6 +35,9 @@ Definitions (summary.json repeats them; docs/RESULTS.md uses them):
   around the flags   per run, the mean training reward, rule accuracy of the rollouts and RM-fooled rate over the
                      reward calls before the monitor's first live flag, from the first to the last, and after the
                      last (summary.json's monitor.<seed>.around_flags): whether what was flagged went on or stopped
+  windows            per run, its reward calls per 40 optimizer steps (1-40, 41-80, ...): mean reward, rule
+                     accuracy of the rollouts, RM-fooled rate (and the highest of one call), completion length
+                     (summary.json's windows.<seed>, windows.md): the dynamics of one run, step by step
   early / late       training columns (reward, RM-fooled rate, rule accuracy of the rollouts, length): the first /
                      last quarter of the reward calls up to the condition's last kept evaluation step (the same span
                      as the held-out columns; the dynamics figure and hacked() use the same span)
@@ -173,6 +176,7 @@ def by_set(seeds: dict, i: int) -> dict:
 
 
 AROUND = ("reward_mean", "rule_accuracy", "rm_fooled_rate")  # the signals around_flags() averages per span
+WINDOW = 40  # optimizer steps per window of windows() (10 windows in a 400-step run)
 
 
 def quarter(runs: list[list[dict]], key: str, first: bool) -> float | None:
@@ -421,6 +425,25 @@ def around_flags(metrics: list[dict], flag_steps: list[int]) -> dict | None:
     }
 
 
+def windows(metrics: list[dict], width: int = WINDOW) -> list[dict]:
+    """A run's training signals per window of `width` optimizer steps (steps 1..width, width+1..2*width, ...): per
+    window its reward calls' first and last step, their mean reward, rule accuracy, RM-fooled rate and completion
+    length, and the highest RM-fooled rate of one reward call (module docstring: windows)."""
+    out = defaultdict(list)
+    for m in metrics:
+        out[(m["step"] - 1) // width].append(m)
+    return [
+        {
+            "steps": [ms[0]["step"], ms[-1]["step"]],
+            **{x: mean(m.get(x) for m in ms) for x in (*AROUND, "completion_length")},
+            "rm_fooled_rate_max": max(
+                (m["rm_fooled_rate"] for m in ms if m.get("rm_fooled_rate") is not None), default=None
+            ),
+        }
+        for _, ms in sorted(out.items())
+    ]
+
+
 def quarters(runs: list[list[dict]], key: str) -> list[float | None]:
     """Mean over runs of one metric's mean over each quarter of each run's rows, first to last (rows q*n//4 up to
     (q+1)*n//4; a run of fewer than 4 rows counts in the quarters its rows fall in)."""
@@ -594,6 +617,8 @@ def summarize(seeds: dict, last: int, per_seed: bool = True) -> dict:
         "rm_reference_positives_early": quarter(rm_calls, "ref", first=True),
         "rm_reference_positives_late": quarter(rm_calls, "ref", first=False),
     }
+    if per_seed:  # each seed's training signals per WINDOW steps (windows.md)
+        summary["windows"] = {s_: windows(r["metrics"]) for s_, r in sorted(cut.items())}
     if per_seed and len(cut) > 1:
         summary["by_seed"] = {s_: summarize({s_: seeds[s_]}, last, per_seed=False) for s_ in sorted(cut)}
     return summary
@@ -853,6 +878,25 @@ def main():
         lines += tables(sp["conditions"], sp["paired_differences"])
     (out / "table.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+
+    # each run's training signals per WINDOW steps, over the same span as the summary
+    win = [
+        f"# Training signals per {WINDOW} optimizer steps, per run (mean over the window's reward calls; fooled max: "
+        "the highest RM-fooled rate of one call)\n"
+    ]
+    for c in conditions:
+        for s_, ws in summary["conditions"][c]["windows"].items():
+            win += [
+                f"\n## {c} seed {s_}\n",
+                "| steps | reward | rule acc. | RM-fooled | fooled max | length |",
+                "|---|---|---|---|---|---|",
+            ]
+            win += [
+                f"| {w['steps'][0]}–{w['steps'][1]} | {num2(w['reward_mean'])} | {num2(w['rule_accuracy'])} | "
+                f"{num2(w['rm_fooled_rate'])} | {num2(w['rm_fooled_rate_max'])} | {num(w['completion_length'])} |"
+                for w in ws
+            ]
+    (out / "windows.md").write_text("\n".join(win) + "\n")
 
     # examples: per condition (seed 0 or the first), the rule-wrong rollouts of the last 10 % of steps it rewarded most
     ex = [

@@ -307,3 +307,15 @@ def test_around_flags_splits_the_reward_calls_at_the_first_and_last_flag():
     assert a["flagged"]["steps"] == [9, 13] and a["flagged"]["rm_fooled_rate"] == 0.8  # a missing rate is skipped
     assert a["after"]["steps"] == [17, 17] and a["after"]["reward_mean"] == 0.2
     assert "after" not in rh.around_flags(ms, [17]) and rh.around_flags(ms, []) is None
+
+
+def test_windows_split_a_run_into_fixed_step_spans():
+    ms = [
+        {"step": s, "reward_mean": r, "rule_accuracy": 0.2, "rm_fooled_rate": f, "completion_length": 40.0}
+        for s, r, f in [(1, 0.1, 0.0), (37, 0.3, 0.2), (40, 0.5, None), (41, 0.9, 0.8), (85, 0.2, 0.1)]
+    ]
+    w = rh.windows(ms, width=40)
+    assert [x["steps"] for x in w] == [[1, 40], [41, 41], [85, 85]]  # step 40 closes the first window; 81-120 third
+    assert w[0]["reward_mean"] == pytest.approx(0.3) and w[0]["rm_fooled_rate"] == pytest.approx(0.1)
+    assert w[0]["rm_fooled_rate_max"] == 0.2 and w[1]["rm_fooled_rate_max"] == 0.8  # a missing rate is skipped
+    assert rh.windows([]) == []
