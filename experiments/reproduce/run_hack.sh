@@ -109,6 +109,7 @@ report() {
     done
   done
   .venv/bin/python experiments/reproduce/report_hack.py $R
+  .venv/bin/python experiments/reproduce/monitor_sweep.py $R > /dev/null   # acc_fall under the settings tried
 }
 [ -n "${REPORT_ONLY:-}" ] && { report; exit; }   # the runs as they are (finished or not), no training
 # the default RMs are rebuilt where missing (a fresh clone or a lost machine; both scripts are deterministic, seed 0,

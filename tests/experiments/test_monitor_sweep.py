@@ -1,0 +1,24 @@
+"""monitor_sweep.py: the acc_fall settings RESULTS.md cites, replayed on the committed runs."""
+
+from pathlib import Path
+
+from tests.experiments import load_script
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNS = ROOT / "experiments/reproduce/results_hack/runs"
+ms = load_script("monitor_sweep")
+
+
+def test_acc_fall_catches_the_live_miss_and_no_setting_flags_a_rule_run():
+    s = ms.sweep(RUNS / "model-s1")
+    # model seed 1: missed live until step 101 (the monitor without acc_fall); acc_fall flags it from step 25
+    assert s["no acc_fall"]["first"] == 101 and s["no acc_fall"]["first_acc_fall"] is None
+    assert s["current"]["first"] == s["current"]["first_acc_fall"] == 25
+    assert s["acc_fall 0.1"]["first"] <= 25 <= s["acc_fall 0.2"]["first"]  # a lower threshold fires no later
+    for seed in (0, 1, 2):
+        assert all(v["flagged"] == 0 for v in ms.sweep(RUNS / f"rule-s{seed}").values())
+
+
+def test_without_the_margin_acc_fall_flags_more_of_a_0_1_cooper_run():
+    s = ms.sweep(RUNS / "cooper_ref_bin-s0")  # its RM began by rejecting almost everything: reward under accuracy
+    assert s["margin 0"]["flagged"] > s["current"]["flagged"] >= s["no acc_fall"]["flagged"]
