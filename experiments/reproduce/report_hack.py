@@ -80,6 +80,10 @@ Definitions (summary.json repeats them; docs/RESULTS.md uses them):
   same span          while runs are in progress (conditions cut at different evaluation steps), every condition
                      again over the steps all of them reached (summary.json `same_span`, the second half of
                      table.md), so that conditions are compared over the same steps
+  every seed         while seeds are in progress (behind their condition's furthest evaluation, e.g. a lost
+                     machine's rerun), every condition again with all its seeds that were evaluated after step 0, at
+                     the last evaluation every one of them reached (summary.json `every_seed`, the last part of
+                     table.md): each condition's full set of seeds over one budget
   cost               mean seconds per optimizer step (timing.jsonl, evaluations not included) and minutes per
                      evaluation (evals.jsonl)
 """
@@ -852,6 +856,17 @@ def main():
             "conditions": conds,
             "paired_differences": paired(runs, dict.fromkeys(conditions, common)),
         }
+    # seeds in progress (a lost machine's rerun cut short): every condition again with all its seeds evaluated after
+    # step 0, at the last evaluation every one of them reached, so each condition has all its seeds in one table
+    reached = [r["evals"][-1]["step"] for v in (runs, held) for c in v for r in v[c].values() if len(r["evals"]) > 1]
+    if any(len(r["evals"]) > 1 for v in held.values() for r in v.values()):
+        step = min(reached)
+        every = {c: {**runs[c], **{s_: r for s_, r in held[c].items() if len(r["evals"]) > 1}} for c in conditions}
+        summary["every_seed"] = {
+            "step": step,
+            "conditions": {c: summarize(every[c], step) for c in conditions},
+            "paired_differences": paired(every, dict.fromkeys(conditions, step)),
+        }
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
     # the examples and the figure over the same span as the summary: each condition up to its last kept evaluation
     for c in conditions:
@@ -876,6 +891,10 @@ def main():
             "",
         ]
         lines += tables(sp["conditions"], sp["paired_differences"])
+    if "every_seed" in summary:
+        ev = summary["every_seed"]
+        lines += ["", f"## Every seed, in progress ones too, at the last evaluation all of them reached (steps 1–{ev['step']})", ""]
+        lines += tables(ev["conditions"], ev["paired_differences"])
     (out / "table.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

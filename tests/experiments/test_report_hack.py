@@ -148,6 +148,38 @@ def test_runs_in_progress_are_also_compared_over_the_steps_all_reached(tmp_path,
     assert steps and max(steps) <= 100
 
 
+def test_seeds_in_progress_join_their_condition_at_the_step_every_seed_reached(tmp_path, monkeypatch):
+    fake_run(tmp_path / "runs/rule-s0", 200, {0: 0.30, 100: 0.28, 200: 0.29})
+    fake_run(tmp_path / "runs/rule-s1", 200, {0: 0.30, 100: 0.26, 200: 0.27})
+    fake_run(tmp_path / "runs/model-s0", 200, {0: 0.30, 100: 0.10, 200: 0.02})
+    fake_run(tmp_path / "runs/model-s1", 130, {0: 0.30, 100: 0.06})  # a rerun cut short after its step-100 eval
+    fake_run(tmp_path / "runs/rule-s2", 20, {0: 0.30})  # evaluated at step 0 only: in neither table
+    for run, acc in (("rule-s0", 0.28), ("rule-s1", 0.26), ("model-s0", 0.10), ("model-s1", 0.06)):
+        (tmp_path / f"runs/{run}/eval/step-100").mkdir(parents=True)  # per-problem samples: 50 problems
+        with gzip.open(tmp_path / f"runs/{run}/eval/step-100/samples.jsonl.gz", "wt") as f:
+            for i in range(50):
+                f.write(json.dumps({"dataset": "set", "id": i, "correct": i < round(acc * 50)}) + "\n")
+    monkeypatch.setattr("sys.argv", ["report_hack.py", str(tmp_path)])
+    rh.main()
+    s = json.loads((tmp_path / "summary.json").read_text())
+    assert s["conditions"]["model"]["seeds"] == [0] and "same_span" not in s  # both conditions' furthest: 200
+    every = s["every_seed"]
+    assert every["step"] == 100
+    assert {c: v["seeds"] for c, v in every["conditions"].items()} == {"rule": [0, 1], "model": [0, 1]}
+    assert {c: v["heldout_final_mean"] for c, v in every["conditions"].items()} == pytest.approx(
+        {"rule": 0.27, "model": 0.08}
+    )
+    assert every["paired_differences"]["model - rule"]["mean"] == pytest.approx(-0.19)
+    assert every["paired_differences"]["model - rule"]["seeds"] == [0, 1]
+    assert "Every seed, in progress ones too, at the last evaluation all of them reached (steps 1–100)" in (
+        tmp_path / "table.md"
+    ).read_text()
+    # no seed in progress: no such section
+    shutil.rmtree(tmp_path / "runs/model-s1")
+    rh.main()
+    assert "every_seed" not in json.loads((tmp_path / "summary.json").read_text())
+
+
 def test_each_seed_has_its_own_numbers_and_a_run_at_step_0_is_listed(tmp_path, monkeypatch):
     fake_run(tmp_path / "runs/rule-s0", 200, {0: 0.30, 100: 0.28, 200: 0.26})
     fake_run(
