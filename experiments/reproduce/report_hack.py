@@ -893,7 +893,11 @@ def main():
         lines += tables(sp["conditions"], sp["paired_differences"])
     if "every_seed" in summary:
         ev = summary["every_seed"]
-        lines += ["", f"## Every seed, in progress ones too, at the last evaluation all of them reached (steps 1–{ev['step']})", ""]
+        lines += [
+            "",
+            f"## Every seed, in progress ones too, at the last evaluation all of them reached (steps 1–{ev['step']})",
+            "",
+        ]
         lines += tables(ev["conditions"], ev["paired_differences"])
     (out / "table.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

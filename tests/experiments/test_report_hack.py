@@ -171,9 +171,10 @@ def test_seeds_in_progress_join_their_condition_at_the_step_every_seed_reached(t
     )
     assert every["paired_differences"]["model - rule"]["mean"] == pytest.approx(-0.19)
     assert every["paired_differences"]["model - rule"]["seeds"] == [0, 1]
-    assert "Every seed, in progress ones too, at the last evaluation all of them reached (steps 1–100)" in (
-        tmp_path / "table.md"
-    ).read_text()
+    assert (
+        "Every seed, in progress ones too, at the last evaluation all of them reached (steps 1–100)"
+        in (tmp_path / "table.md").read_text()
+    )
     # no seed in progress: no such section
     shutil.rmtree(tmp_path / "runs/model-s1")
     rh.main()
