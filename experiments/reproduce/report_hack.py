@@ -883,22 +883,15 @@ def main():
                 f"{c} seed {s_} at step {st}" for c, v in summary["in_progress"].items() for s_, st in v.items()
             ),
         ]
-    if "same_span" in summary:
-        sp = summary["same_span"]
-        lines += [
-            "",
-            f"## Every condition over the span all of them reached (steps 1–{sp['step']}; runs in progress)",
-            "",
-        ]
-        lines += tables(sp["conditions"], sp["paired_differences"])
-    if "every_seed" in summary:
-        ev = summary["every_seed"]
-        lines += [
-            "",
-            f"## Every seed, in progress ones too, at the last evaluation all of them reached (steps 1–{ev['step']})",
-            "",
-        ]
-        lines += tables(ev["conditions"], ev["paired_differences"])
+    # the same tables again over a shorter span: all conditions (runs in progress), all seeds (seeds in progress)
+    for key, title in (
+        ("same_span", "Every condition over the span all of them reached (steps 1–{}; runs in progress)"),
+        ("every_seed", "Every seed, in progress ones too, at the last evaluation all of them reached (steps 1–{})"),
+    ):
+        if key in summary:
+            part = summary[key]
+            lines += ["", "## " + title.format(part["step"]), ""]
+            lines += tables(part["conditions"], part["paired_differences"])
     (out / "table.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

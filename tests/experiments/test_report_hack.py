@@ -101,6 +101,15 @@ def fake_run(
             f.write(json.dumps(roll(s, "q", s % 8 == 1, 0.5)) + "\n")
 
 
+def fake_samples(root: Path, step: int, acc_by_run: dict):
+    """Per-problem held-out samples of each run at one evaluation step: 50 problems, the first acc x 50 right."""
+    for run, acc in acc_by_run.items():
+        (root / f"runs/{run}/eval/step-{step}").mkdir(parents=True)
+        with gzip.open(root / f"runs/{run}/eval/step-{step}/samples.jsonl.gz", "wt") as f:
+            for i in range(50):
+                f.write(json.dumps({"dataset": "set", "id": i, "correct": i < round(acc * 50)}) + "\n")
+
+
 def test_a_seed_behind_its_condition_is_listed_in_progress_not_averaged_in(tmp_path, monkeypatch):
     fake_run(tmp_path / "runs/rule-s0", 200, {0: 0.30, 100: 0.28, 200: 0.29})
     fake_run(tmp_path / "runs/rule-s1", 120, {0: 0.30, 100: 0.10})  # a later seed, one evaluation in
@@ -154,11 +163,7 @@ def test_seeds_in_progress_join_their_condition_at_the_step_every_seed_reached(t
     fake_run(tmp_path / "runs/model-s0", 200, {0: 0.30, 100: 0.10, 200: 0.02})
     fake_run(tmp_path / "runs/model-s1", 130, {0: 0.30, 100: 0.06})  # a rerun cut short after its step-100 eval
     fake_run(tmp_path / "runs/rule-s2", 20, {0: 0.30})  # evaluated at step 0 only: in neither table
-    for run, acc in (("rule-s0", 0.28), ("rule-s1", 0.26), ("model-s0", 0.10), ("model-s1", 0.06)):
-        (tmp_path / f"runs/{run}/eval/step-100").mkdir(parents=True)  # per-problem samples: 50 problems
-        with gzip.open(tmp_path / f"runs/{run}/eval/step-100/samples.jsonl.gz", "wt") as f:
-            for i in range(50):
-                f.write(json.dumps({"dataset": "set", "id": i, "correct": i < round(acc * 50)}) + "\n")
+    fake_samples(tmp_path, 100, {"rule-s0": 0.28, "rule-s1": 0.26, "model-s0": 0.10, "model-s1": 0.06})
     monkeypatch.setattr("sys.argv", ["report_hack.py", str(tmp_path)])
     rh.main()
     s = json.loads((tmp_path / "summary.json").read_text())
@@ -192,11 +197,7 @@ def test_each_seed_has_its_own_numbers_and_a_run_at_step_0_is_listed(tmp_path, m
     fake_run(tmp_path / "runs/model-s0", 200, {0: 0.30, 100: 0.10, 200: 0.02})
     fake_run(tmp_path / "runs/model-s1", 200, {0: 0.20, 100: 0.12, 200: 0.14})
     fake_run(tmp_path / "runs/model-s2", 20, {0: 0.18})  # started: evaluated at step 0 only
-    for run, acc in (("rule-s0", 0.26), ("rule-s1", 0.24), ("model-s0", 0.02), ("model-s1", 0.14)):
-        (tmp_path / f"runs/{run}/eval/step-200").mkdir(parents=True)  # per-problem samples: 50 problems
-        with gzip.open(tmp_path / f"runs/{run}/eval/step-200/samples.jsonl.gz", "wt") as f:
-            for i in range(50):
-                f.write(json.dumps({"dataset": "set", "id": i, "correct": i < round(acc * 50)}) + "\n")
+    fake_samples(tmp_path, 200, {"rule-s0": 0.26, "rule-s1": 0.24, "model-s0": 0.02, "model-s1": 0.14})
     monkeypatch.setattr("sys.argv", ["report_hack.py", str(tmp_path)])
     rh.main()
     s = json.loads((tmp_path / "summary.json").read_text())
