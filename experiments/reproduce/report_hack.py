@@ -858,10 +858,10 @@ def main():
         }
     # seeds in progress (a lost machine's rerun cut short): every condition again with all its seeds evaluated after
     # step 0, at the last evaluation every one of them reached, so each condition has all its seeds in one table
-    reached = [r["evals"][-1]["step"] for v in (runs, held) for c in v for r in v[c].values() if len(r["evals"]) > 1]
-    if any(len(r["evals"]) > 1 for v in held.values() for r in v.values()):
-        step = min(reached)
-        every = {c: {**runs[c], **{s_: r for s_, r in held[c].items() if len(r["evals"]) > 1}} for c in conditions}
+    trained = {c: {s_: r for s_, r in held[c].items() if len(r["evals"]) > 1} for c in conditions}
+    if any(trained.values()):
+        every = {c: runs[c] | trained[c] for c in conditions}
+        step = min(r["evals"][-1]["step"] for v in every.values() for r in v.values())
         summary["every_seed"] = {
             "step": step,
             "conditions": {c: summarize(every[c], step) for c in conditions},
