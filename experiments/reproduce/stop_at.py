@@ -7,7 +7,8 @@ it stops losing nothing (loading, a pending evaluation, its first batch, an eval
 DEADLINE: it asks `stop_at.py --may-start OUT RUN_DIR`, which reads the deadline this script publishes in
 OUT/.stop_at.json and holds a lock on while it runs (one watcher per OUT). At DEADLINE run_hack.sh is stopped with
 everything it started but the runs (an RM build: its script and `cooper train-rm`, which checkpoints on SIGTERM).
-Start it any time before a session ends, in the background; it exits when neither run_hack.sh nor a run is left.
+A run_hack.sh started after DEADLINE (REPORT_ONLY=1, say) is left alone. Start it any time before a session ends, in
+the background; it exits when neither a run nor a run_hack.sh it saw before DEADLINE is left.
 
 usage: python experiments/reproduce/stop_at.py DEADLINE [OUT] [--dry-run]   DEADLINE: HH:MM (UTC, next) or epoch s
        (--dry-run: print each run's state and what would be done now, signal nothing)
@@ -74,6 +75,15 @@ def plan(
     # the driver stays until the deadline: a core freed early takes the next run of its plan (may_start says until
     # when); at the deadline it goes, with any RM build it started
     return driver and now >= deadline, stop
+
+
+def drivers_of_the_plan(now: float, deadline: float, drivers: list[int], seen: set[int]) -> list[int]:
+    """The run_hack.sh pids this watcher answers for: those seen before the deadline (added to seen). One started after
+    it is left alone: it cannot start a run (may_start refuses once the deadline is near), so it is a REPORT_ONLY one
+    or a driver that only reports what it would not start."""
+    if now < deadline:
+        seen.update(drivers)
+    return [d for d in drivers if d in seen]
 
 
 def first_stop_s(done: int, evaluated: set[int], eval_steps: int, batch: int, step_s: float, eval_s: float) -> float:
@@ -233,18 +243,17 @@ def main():
 def watch(out: str, deadline: float) -> None:
     """Signal each run when it must stop, the driver and its RM builds at the deadline; return when all are gone."""
     signalled: set[int] = set()
+    seen: set[int] = set()  # drivers seen before the deadline
     while True:
-        live, driver = runs(out), subprocess.run(["pgrep", "-f", DRIVER], capture_output=True).returncode == 0
-        if not live and not driver:
+        pids = [int(p) for p in subprocess.run(["pgrep", "-f", DRIVER], capture_output=True, text=True).stdout.split()]
+        live, drivers = runs(out), drivers_of_the_plan(time.time(), deadline, pids, seen)
+        if not live and not drivers:
             break
         states = {p: state(d) for p, d in live.items()}
-        stop_driver, stop = plan(time.time(), deadline, states, signalled, driver)
+        stop_driver, stop = plan(time.time(), deadline, states, signalled, bool(drivers))
         if stop_driver:
             # the driver with everything it started but the runs (an RM build: its script, `cooper train-rm`, which
             # checkpoints on SIGTERM), found before the driver goes (its orphans would be lost from view)
-            drivers = [
-                int(p) for p in subprocess.run(["pgrep", "-f", DRIVER], capture_output=True, text=True).stdout.split()
-            ]
             spared = set(live) | set(descendants(list(live)))  # the runs and what they run (stopped by decide())
             for pid in drivers + [p for p in descendants(drivers) if p not in spared]:
                 try:

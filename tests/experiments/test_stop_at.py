@@ -152,3 +152,11 @@ def test_a_clock_deadline_already_past_today_means_tomorrow():
     assert sa.parse_deadline("01:30", now=late) == datetime(2026, 11, 27, 1, 30, tzinfo=UTC).timestamp()
     assert sa.parse_deadline("23:30", now=late) == datetime(2026, 11, 26, 23, 30, tzinfo=UTC).timestamp()
     assert sa.parse_deadline("1764200000") == 1764200000.0
+
+
+def test_a_driver_started_after_the_deadline_is_left_alone():
+    seen: set[int] = set()
+    assert sa.drivers_of_the_plan(0.0, 60.0, [11], seen) == [11]  # before the deadline: the plan's driver
+    # after it: the plan's driver still goes (and is waited for); a REPORT_ONLY run_hack.sh started now is not stopped
+    assert sa.drivers_of_the_plan(100.0, 60.0, [11, 12], seen) == [11]
+    assert sa.drivers_of_the_plan(120.0, 60.0, [12], seen) == []  # nor waited for: the watcher may exit
