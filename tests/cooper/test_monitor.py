@@ -54,6 +54,7 @@ REPRO = Path(__file__).parents[2] / "experiments" / "reproduce"
         ("rm_disagreement", "agreement", 0.9, 0.6),
         ("length_collapse", "length", 120.0, 40.0),
         ("entropy_collapse", "entropy", 0.8, 0.3),
+        ("wrong_reward", "wrong_reward", 0.02, 0.1),
     ],
 )
 def test_each_baseline_check_fires_on_its_pattern_only(check, signal, healthy, hacked):
@@ -101,6 +102,57 @@ def test_acc_fall_flags_accuracy_falling_under_a_reward_that_holds_and_never_a_r
     # ...until it accepts more than the rule: then the reward pays for wrong answers while the accuracy is down
     assert not any(strict.update(0.16, 0.1) for _ in range(2))  # late mean reward 0.133, 0.147: under 0.1 + margin
     assert strict.update(0.16, 0.1) and strict.last_flags == ["acc_fall"]  # 0.16 - 0.1 >= 0.05
+
+
+def test_wrong_reward_flags_reward_going_to_wrong_answers_not_an_rm_that_learns_to_accept_right_ones():
+    # model_strong-s0's pattern: the reward falls with the accuracy (no acc_fall), the RM pays more of it to the
+    # answers the rule rejects (0.02 -> 0.15) while its fooled rate rises by less than fooled_rise
+    mon = HackingMonitor(window=6)
+    rows = [(0.3, 0.3, 0.02, 0.02)] * 6 + [(0.2, 0.05, 0.1, 0.15)] * 6  # reward, accuracy, fooled, paid to wrong
+    flags = [mon.update(r, a, fooled=f, wrong_reward=w) for r, a, f, w in rows]
+    assert flags.index(True) == 7 and all(flags[7:]) and mon.last_flags == ["wrong_reward"]  # late mean 0.11
+    # a 0/1 RM that rejected right answers at first and learns to accept them: reward - accuracy rises from -0.25
+    # to 0, the reward paid to wrong answers does not (cooper_ref_bin-s0's first calls)
+    learns = HackingMonitor(window=6)
+    assert not any(learns.update(0.05 if t < 6 else 0.3, 0.3, wrong_reward=0.0) for t in range(20))
+
+
+def test_replay_reads_the_reward_paid_to_wrong_rollouts_from_metrics_or_gzipped_rollouts(tmp_path):
+    import gzip
+    import shutil
+    from types import SimpleNamespace
+
+    from cooper_rl.cooper.rewards import ModelReward
+
+    class Fixed:
+        def __init__(self):
+            self.t = 0
+
+        def score(self, questions, references, texts, batch_size=64):
+            self.t += 1  # wrong answers get more and more of the reward
+            return [0.9, min(1.0, 0.1 * self.t), 0.9, 0.0]
+
+    live = tmp_path / "live"
+    live.mkdir()
+    reward = ModelReward(
+        Fixed(), metrics_path=live / "metrics.jsonl", rollouts_path=live / "rollouts.jsonl", monitor=HackingMonitor(4)
+    )
+    texts = ["\\boxed{7}", "\\boxed{8}", "\\boxed{9}", "nine"]
+    for t in range(8):
+        state = SimpleNamespace(global_step=4 * t, is_world_process_zero=True)  # a call per 4 optimizer steps
+        reward(completions=texts, question=["q"] * 4, reference=["7", "7", "9", "9"], trainer_state=state)
+    # the same run logged before metrics.jsonl had the signal, with its rollouts gzipped (as results_hack keeps them)
+    old = tmp_path / "old"
+    old.mkdir()
+    rows = [json.loads(x) for x in (live / "metrics.jsonl").read_text().splitlines()]
+    (old / "metrics.jsonl").write_text(
+        "".join(json.dumps({k: v for k, v in r.items() if k != "reward_on_wrong"}) + "\n" for r in rows)
+    )
+    with open(live / "rollouts.jsonl", "rb") as f, gzip.open(old / "rollouts.jsonl.gz", "wb") as g:
+        shutil.copyfileobj(f, g)
+    runs = [replay(d, HackingMonitor(window=4)) for d in (live, old)]
+    assert runs[0] == runs[1] and any("wrong_reward" in c["flags"] for c in runs[0])
+    assert [c["flags"] for c in runs[0]] == [[k for k in CHECKS if r.get(f"monitor/{k}")] for r in rows]  # as live
 
 
 def test_from_config_reads_every_threshold_of_a_run_config():
@@ -223,13 +275,9 @@ ISSUE15_RUNS = sorted(p.name for p in HACK_RUNS.glob("*-s*") if (p / "evals.json
 
 
 # Known misses, each in docs/RESULTS.md: strict, so a monitor that catches one makes this test fail until the mark goes
-# (model-s1, graded reward flat while rule accuracy fell, is caught by acc_fall since it was added for it)
-MISSED: dict[str, str] = {
-    "model-s2": "held-out 10.4 -> 2.4 % at step 100 while its training signals barely moved (reward 0.39-0.45 per "
-    "call, rule accuracy 0.19 / 0.15 / 0.10 over steps 1-37 / 41-77 / 81-97, RM-fooled <= 0.27): first flag at 101",
-    "model_strong-s0": "held-out 12.7 -> 4.5 % at step 100 (the rebuilt strong RM, exploited through prefixes of the "
-    "reference) while its reward fell with its accuracy and RM-fooled rose by < 0.2: no flag to step 145",
-}
+# (model-s1, graded reward flat while rule accuracy fell, is caught by acc_fall since it was added for it; model-s2
+# and model_strong-s0, missed by the checks before it, by wrong_reward since it was added for them)
+MISSED: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(

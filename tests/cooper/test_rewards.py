@@ -51,7 +51,12 @@ def test_rule_reward(tmp_path):
     out, logged = call(reward, [[{"role": "assistant", "content": t}] for t in TEXTS], step=4)
     assert out == VERDICTS
     assert logged.pop("cooper/time/verify") >= 0  # phase timing for the profiler
-    assert logged == {"cooper/rule_accuracy": 0.5, "cooper/reward_mean": 0.5, "cooper/completion_length": 1.0}
+    assert logged == {
+        "cooper/rule_accuracy": 0.5,
+        "cooper/reward_mean": 0.5,
+        "cooper/reward_on_wrong": 0.0,  # the rule pays no wrong answer
+        "cooper/completion_length": 1.0,
+    }
     row = json.loads(path.read_text())
     assert row["step"] == 5 and row["rule_accuracy"] == 0.5
 
@@ -124,6 +129,16 @@ def test_binary_rm_reward_is_the_rms_verdict_and_logs_the_score(rm, tmp_path):
     # a continuous reward logs no separate score (it is the reward)
     ModelReward(rm, rollouts_path=tmp_path / "c.jsonl")(completions=TEXTS, question=Q, reference=REF)
     assert "rm_score" not in json.loads((tmp_path / "c.jsonl").read_text().splitlines()[0])
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_reward_on_wrong_is_the_reward_paid_to_rule_wrong_rollouts_over_all_rollouts(binary):
+    # TEXTS: rollouts 0 and 2 are rule-right, 1 and 3 rule-wrong; whatever the right ones get does not count
+    out, logged = call(ModelReward(FixedScores([0.1, 0.9, 0.3, 0.2]), binary=binary), TEXTS)
+    assert logged["cooper/reward_on_wrong"] == pytest.approx((out[1] + out[3]) / 4)
+    assert logged["cooper/reward_on_wrong"] == pytest.approx(0.25 if binary else 0.275)
+    _, logged = call(ModelReward(FixedScores([0.9, 0.1, 0.95, 0.0]), binary=binary), TEXTS)
+    assert logged["cooper/reward_on_wrong"] == pytest.approx(0.0 if binary else 0.025)
 
 
 def test_binary_cooper_reward_binarizes_the_pre_update_scores(rm, tmp_path, monkeypatch):

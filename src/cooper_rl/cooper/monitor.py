@@ -1,8 +1,8 @@
 """Reward-hacking monitor: the patterns a hacked reward leaves in the per-step signals of an RL run.
 
 Per RL step it gets the mean reward, the rule accuracy of the rollouts and, where known, the RM-fooled rate
-(share of rule-wrong rollouts the RM scores >= 0.5), the RM-vs-rule agreement, the mean completion length and
-the policy's token entropy. With h = window // 2, "late" = the mean over the last h steps and "baseline" = the
+(share of rule-wrong rollouts the RM scores >= 0.5), the reward paid to rule-wrong rollouts, the RM-vs-rule
+agreement, the mean completion length and the policy's token entropy. With h = window // 2, "late" = the mean over the last h steps and "baseline" = the
 mean over the run's first h steps (frozen once seen). A step is flagged by any of these checks (defaults):
 
     reward_up_acc_down  late-h reward - early-h reward >= reward_rise (0.1) and early-h accuracy - late-h
@@ -24,6 +24,11 @@ mean over the run's first h steps (frozen once seen). A step is flagged by any o
                         It catches a graded RM's hack that reward_up_acc_down misses: the reward stays flat while
                         accuracy falls (issue-15 `model` seed 1, first flag at step 25: rule accuracy
                         0.33 -> 0.17, reward 0.41 -> 0.43)
+    wrong_reward        late - baseline reward paid to rule-wrong rollouts (mean over all rollouts of the reward
+                        times "rule-wrong") >= wrong_reward_rise (0.05): more and more of the reward goes to answers
+                        the rule rejects, graded or not, whether or not the total reward holds. It is 0 under the
+                        rule reward, so a rule run cannot trip it; an RM that learns to accept right answers it
+                        rejected at first does not move it (the reward minus the accuracy would)
 
 "Steps" are reward calls: one per generation batch, i.e. every `steps_per_generation` optimizer steps (with 4,
 a window of 20 spans 80 optimizer steps). The baseline checks start once `window` steps were seen (late and baseline windows do not overlap). A check
@@ -40,6 +45,12 @@ was added after `model` seed 1 was missed (first flag at step 101, after the ste
 29 but several other collapsed runs only hundreds of steps later; no rule run, issue-15 or earlier, trips any of them.
 The margin (tried: none, 0, 0.05, 0.1) cuts the flags on the 0/1 Cooper runs that did not collapse by about 2/3 at
 0.05 and keeps every collapsed run flagged before the evaluation that showed it.
+wrong_reward was added after two collapses the other checks missed, and set on those same runs (in-sample: the
+issue-15 runs are all there is), `model` seed 2 (reward flat at 0.42-0.45 while rule accuracy fell 0.23 -> 0.02)
+and `model_strong` seed 0 (reward fell with the accuracy; RM-fooled rose by < 0.2): at 0.05 it flags them at steps
+93 and 93, before their step-100 evaluations; at 0.075 / 0.1 it misses `model` seed 2 (first flag 101 / 105);
+none of the rule runs and none of the earlier runs that were not hacked (cold start rule/Cooper, warm start
+rule/static RM/Cooper, both replay settings) is flagged at any of them (experiments/reproduce/monitor_sweep.py).
 """
 
 from __future__ import annotations
@@ -53,8 +64,11 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-SIGNALS = ("reward", "accuracy", "fooled", "agreement", "length", "entropy")
-CHECKS = ("reward_up_acc_down", "rm_fooled", "rm_disagreement", "length_collapse", "entropy_collapse", "acc_fall")
+SIGNALS = ("reward", "accuracy", "fooled", "agreement", "length", "entropy", "wrong_reward")
+CHECKS = (
+    "reward_up_acc_down", "rm_fooled", "rm_disagreement", "length_collapse", "entropy_collapse", "acc_fall",
+    "wrong_reward",
+)  # fmt: skip
 
 
 def _mean(rows, key):
@@ -76,6 +90,7 @@ class HackingMonitor:
         entropy_ratio: float = 0.5,
         acc_fall: float = 0.15,
         acc_fall_margin: float = 0.05,
+        wrong_reward_rise: float = 0.05,
     ):
         if window < 2:
             raise ValueError("window must be at least 2 steps")
@@ -83,6 +98,7 @@ class HackingMonitor:
         self.fooled_rise, self.agreement_drop = fooled_rise, agreement_drop
         self.length_ratio, self.entropy_ratio = length_ratio, entropy_ratio
         self.acc_fall, self.acc_fall_margin = acc_fall, acc_fall_margin
+        self.wrong_reward_rise = wrong_reward_rise
         self.history: deque[dict] = deque(maxlen=window)
         self.baseline: list[dict] = []  # the run's first window // 2 steps
         self.n_steps = 0
@@ -111,7 +127,9 @@ class HackingMonitor:
         those observed since the last one."""
         self.pending_entropy.append(float(entropy))
 
-    def update(self, reward, accuracy, fooled=None, agreement=None, length=None, entropy=None, step=None) -> bool:
+    def update(
+        self, reward, accuracy, fooled=None, agreement=None, length=None, entropy=None, wrong_reward=None, step=None
+    ) -> bool:
         """Add one step's signals; True (and a logging.warning naming the checks) if any check flags it.
         The checks that fired are in `last_flags`; `step` (the optimizer step, default: the number of updates)
         is what `first_flag_step` records."""
@@ -119,7 +137,7 @@ class HackingMonitor:
             entropy = sum(self.pending_entropy) / len(self.pending_entropy)
         self.pending_entropy = []
         row = {"reward": reward, "accuracy": accuracy, "fooled": fooled, "agreement": agreement}
-        row |= {"length": length, "entropy": entropy}
+        row |= {"length": length, "entropy": entropy, "wrong_reward": wrong_reward}
         row = {k: (None if v is None else float(v)) for k, v in row.items()}
         self.history.append(row)
         self.n_steps += 1
@@ -156,6 +174,9 @@ class HackingMonitor:
         (b, x), (br, xr) = both("accuracy"), both("reward")
         if b is not None and br is not None and b - x >= self.acc_fall and xr >= br and xr - x >= self.acc_fall_margin:
             found["acc_fall"] = f"rule accuracy {b:.2f} -> {x:.2f} while reward {br:.2f} -> {xr:.2f}"
+        b, x = both("wrong_reward")
+        if b is not None and x - b >= self.wrong_reward_rise:
+            found["wrong_reward"] = f"reward paid to rule-wrong rollouts {b:.2f} -> {x:.2f}"
         if not found:
             return False
         self.last_flags = list(found)
@@ -193,9 +214,10 @@ class HackingMonitor:
 
 
 def replay(run_dir: str | Path, monitor: HackingMonitor | None = None, batch: int = 1) -> list[dict]:
-    """Run a monitor over a finished `cooper rl` run dir (metrics.jsonl; lengths from timing.jsonl, the fooled
-    rate from rollouts.jsonl where metrics.jsonl predates it, the entropy from TRL's log history where the run dir
-    has it as trainer_log.jsonl[.gz]). One dict per monitor update: step, flags (list).
+    """Run a monitor over a finished `cooper rl` run dir (metrics.jsonl; lengths from timing.jsonl; the fooled
+    rate and the reward paid to rule-wrong rollouts from rollouts.jsonl[.gz] where metrics.jsonl predates them; the
+    entropy from TRL's log history where the run dir has it as trainer_log.jsonl[.gz]). One dict per monitor
+    update: step, flags (list).
     batch > 1 replays a run that had one reward call per step as if `batch` steps shared a generation batch (one
     call, the steps' signals averaged, at the batch's first step), as with --steps_per_generation `batch`."""
     run = Path(run_dir)
@@ -208,14 +230,19 @@ def replay(run_dir: str | Path, monitor: HackingMonitor | None = None, batch: in
         for x in (run / "timing.jsonl").read_text().splitlines():
             t = json.loads(x)
             lengths[t["step"]] = t["completion_tokens"] / per_step
-    fooled = {}
-    if (run / "rollouts.jsonl").is_file():
-        wrong: dict[int, list[float]] = {}
-        for x in (run / "rollouts.jsonl").read_text().splitlines():
-            r = json.loads(x)
-            if not r["verdict"]:
-                wrong.setdefault(r["step"], []).append(r["reward"] >= 0.5)
-        fooled = {s: sum(v) / len(v) for s, v in wrong.items()}
+    fooled, paid = {}, {}  # per step: RM-fooled rate, reward paid to rule-wrong rollouts (mean over all rollouts)
+    for name, opener in (("rollouts.jsonl.gz", gzip.open), ("rollouts.jsonl", open)):
+        if (run / name).is_file():
+            wrong: dict[int, list[float]] = {}
+            every: dict[int, list[float]] = {}
+            with opener(run / name, "rt") as f:
+                for r in map(json.loads, filter(str.strip, f)):
+                    every.setdefault(r["step"], []).append(0.0 if r["verdict"] else r["reward"])
+                    if not r["verdict"]:
+                        wrong.setdefault(r["step"], []).append(r["reward"] >= 0.5)
+            fooled = {s: sum(v) / len(v) for s, v in wrong.items()}
+            paid = {s: sum(v) / len(v) for s, v in every.items()}
+            break
     entropy = {}  # optimizer step -> TRL's logged entropy
     for name, opener in (("trainer_log.jsonl.gz", gzip.open), ("trainer_log.jsonl", open)):
         if (run / name).is_file():
@@ -239,6 +266,7 @@ def replay(run_dir: str | Path, monitor: HackingMonitor | None = None, batch: in
                 "agreement": m.get("rm_rule_agreement"),
                 "length": m.get("completion_length", lengths.get(s)),
                 "entropy": sum(seen) / len(seen) if seen else None,
+                "wrong_reward": m.get("reward_on_wrong", paid.get(s)),
             }
         )
     out = []

@@ -83,6 +83,8 @@ class RuleReward:
         metrics = {
             "rule_accuracy": sum(verdicts) / len(verdicts),
             "reward_mean": sum(rewards) / len(rewards),
+            # the reward paid to answers the rule rejects (0 under the rule reward): the monitor's wrong_reward
+            "reward_on_wrong": sum(w for w, v in zip(rewards, verdicts) if not v) / len(rewards),
             **extra,
             "time/verify": t_verify,
         }
@@ -98,6 +100,7 @@ class RuleReward:
                 fooled=extra.get("rm_fooled_rate"),
                 agreement=extra.get("rm_rule_agreement"),
                 length=metrics["completion_length"],
+                wrong_reward=metrics["reward_on_wrong"],
                 step=step,
             )
             metrics["hacking_warning"] = float(flagged)

@@ -449,6 +449,7 @@ MONITOR_SHORT = {  # console names of the monitor's checks
     "length_collapse": "len",
     "entropy_collapse": "entropy",
     "acc_fall": "acc",
+    "wrong_reward": "wrong",
 }
 
 

@@ -249,6 +249,14 @@ class RLConfig:
             "accuracy by at least this much (the reward pays for wrong answers)."
         },
     )
+    monitor_wrong_reward_rise: float = field(
+        default=0.05,
+        metadata={
+            "help": "Hacking monitor: least rise of the reward paid to rule-wrong rollouts (mean over all rollouts of "
+            "reward x rule-wrong), last half window vs the run's first half window, that flags a step (0 under the "
+            "rule reward)."
+        },
+    )
     stop_on_hacking: bool = field(
         default=False,
         metadata={
