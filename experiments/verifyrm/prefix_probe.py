@@ -23,18 +23,20 @@ import re
 import sys
 from pathlib import Path
 
+from cooper_rl.cooper.negatives import prefix_values
 from cooper_rl.io import write_jsonl
 
 
 def variants(reference: str) -> dict[str, str]:
     """Wrong final answers for an integer reference of 2+ digits, by probe kind (module docstring)."""
+    prefixes = prefix_values(reference)  # longest first: what Cooper's `prefix` negatives answer
     out = {
-        "probe:prefix": reference[:-1],
+        "probe:prefix": prefixes[0],
         "probe:last_digit": reference[:-1] + str((int(reference[-1]) + 1) % 10),
         "probe:first_digit_changed": str(int(reference[0]) % 9 + 1) + reference[1:],
     }
-    if len(reference) >= 3:
-        out["probe:first_digit"] = reference[0]
+    if len(prefixes) >= 2:
+        out["probe:first_digit"] = prefixes[-1]
     return out
 
 

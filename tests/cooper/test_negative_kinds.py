@@ -1,4 +1,4 @@
-"""The negative kinds beyond the paper (mined, truncate, masterkey) and their mix: what each makes, and the
+"""The negative kinds beyond the paper (mined, truncate, masterkey, prefix, echo) and their mix: what each makes, and the
 property every kind keeps -- no negative is ever rule-correct (strict or lenient) against the reference."""
 
 import random
@@ -13,7 +13,9 @@ from cooper_rl.cooper.negatives import (
     NegativeMix,
     TruncateNegatives,
     confidently_wrong,
+    echo_values,
     make_negative_generator,
+    prefix_values,
     truncate_solution,
 )
 from cooper_rl.cooper.step import cooper_step, rollout_groups
@@ -38,6 +40,27 @@ def test_masterkeys_are_never_correct():
     gen = MasterKeyNegatives(seed=0)
     negs, reasons = gen(["q"] * 20, ["7"] * 20, [SOL] * 20)
     assert set(negs) <= set(MASTER_KEYS) and len(set(negs)) > 1 and reasons == [None] * 20
+
+
+def test_prefix_answers_with_a_proper_prefix_of_the_reference():
+    assert prefix_values("232") == ["23", "2"] and prefix_values("-45") == ["-4"]
+    assert prefix_values("7") == [] and prefix_values("2.5") == []  # nothing to cut / not a whole number
+    gen = make_negative_generator("prefix")
+    # the policies' exploit ("180 / 9 = 2 ... \\boxed{2}" for 20), made from a correct solution
+    sol = "180 / 9 = 20 groups.\nThe answer is \\boxed{20}."
+    negs, reasons = gen(["q", "q", "q"], ["20", "1235", "9"], [sol, "1,234 + 1 = 1,235.\n#### 1,235", SOL])
+    assert negs[0] == "180 / 9 = 2 groups.\nThe answer is \\boxed{2}." and negs[1] == "1,234 + 1 = 123.\n#### 123"
+    assert negs[2] is None and reasons == [None, None, "prefix_failed"]  # a one-digit reference has no prefix
+
+
+def test_echo_answers_with_a_number_of_the_question():
+    q = "Tom has 3 apples, buys 4 and then 2 more; 1,200 people watch. How many apples?"
+    assert sorted(echo_values("9", random.Random(0), q)) == ["1200", "2", "3", "4"]
+    assert "3" not in echo_values("3", random.Random(0), q)  # never the reference's value
+    negs, reasons = make_negative_generator("echo", seed=0)([q] * 8, ["9"] * 8, [SOL] * 8)
+    assert reasons == [None] * 8 and {verify.extract_answer(n, "strict") for n in negs} <= {"1200", "2", "3", "4"}
+    assert len(set(negs)) > 1  # drawn at random per positive
+    assert make_negative_generator("echo")(["How many?"], ["9"], [SOL]) == ([None], ["echo_failed"])
 
 
 def test_mined_takes_the_rm_favourite_of_the_confidently_wrong_rollouts():
@@ -85,7 +108,7 @@ def test_no_kind_ever_makes_a_rule_correct_negative():
         for sol, ref in zip(sols, refs)
     ]
     made = {}
-    for kind in ("corrupt", "mined", "truncate", "masterkey"):
+    for kind in ("corrupt", "mined", "truncate", "masterkey", "prefix", "echo"):
         negs, reasons = make_negative_generator(kind, seed=1)(list(qs), list(refs), list(sols), groups=groups)
         made[kind] = sum(n is not None for n in negs)
         for neg, ref, why in zip(negs, refs, reasons):
@@ -94,6 +117,8 @@ def test_no_kind_ever_makes_a_rule_correct_negative():
                 assert not verify.verify(neg, ref, "strict") and not verify.verify(neg, ref, "lenient"), (kind, neg)
     assert all(made[k] >= 0.8 * len(rows) for k in ("mined", "masterkey")), made
     assert made["corrupt"] >= 0.5 * len(rows) and made["truncate"] >= 0.5 * len(rows), made
+    # echo needs what corrupt needs; prefix also a reference of two digits or more
+    assert made["echo"] >= 0.5 * len(rows) and made["prefix"] >= 0.4 * len(rows), made
 
 
 def test_mix_makes_one_negative_per_positive_and_kind():

@@ -39,11 +39,11 @@ def test_rm_state_keeps_every_negative_generators_rng_and_the_monitor(tmp_path):
     rm.configure_optimizer(lr=1e-3)
 
     def reward():
-        mix = make_negative_generator("corrupt,mined,masterkey", seed=3)
+        mix = make_negative_generator("corrupt,mined,masterkey,echo", seed=3)
         return SimpleNamespace(rm=rm, negatives=mix, monitor=HackingMonitor(window=4))
 
     a = reward()
-    for gen in (a.negatives.members[0], a.negatives.members[2]):
+    for gen in (a.negatives.members[0], a.negatives.members[2], a.negatives.members[3]):
         gen.rng.random()  # advance the RNGs past their seeds
     a.monitor.update(0.5, 0.5, length=10)
     save_rm_state(a, tmp_path / "ckpt")
@@ -51,6 +51,7 @@ def test_rm_state_keeps_every_negative_generators_rng_and_the_monitor(tmp_path):
     load_rm_state(b, tmp_path / "ckpt")
     assert b.negatives.members[0].rng.getstate() == a.negatives.members[0].rng.getstate()
     assert b.negatives.members[2].rng.getstate() == a.negatives.members[2].rng.getstate()
+    assert b.negatives.members[3].rng.getstate() == a.negatives.members[3].rng.getstate()  # echo: corrupt's class
     assert b.monitor.state_dict() == a.monitor.state_dict()
     d = reward()  # the kinds in another order: each RNG still goes to its own kind
     d.negatives = make_negative_generator("masterkey,corrupt", seed=9)

@@ -10,6 +10,9 @@ Generators (``make_negative_generator``), each ``gen(questions, references, posi
                RM scores highest now: the exploit the policy is finding (beyond the paper; needs ``groups``)
     truncate   the positive cut before its final answer (``truncate_solution``)
     masterkey  a "master key" reply that fools LLM judges (arXiv 2507.08794): ":", "Solution", "Let's solve ..."
+    prefix     ``corrupt_solution`` whose wrong answer is a proper prefix of the reference's digits (2 or 23 for 232):
+               the exploit the strong VerifyRM accepted (docs/VERIFYRM.md, prefix probe) and Cooper's policies found
+    echo       ``corrupt_solution`` whose wrong answer is a number copied from the question
 
 Kinds compose: ``make_negative_generator("corrupt,mined")`` gives a ``NegativeMix`` that makes one negative of
 each kind per positive (so one pair per positive and kind); its reasons are prefixed by the kind.
@@ -56,6 +59,32 @@ def wrong_values(reference: str, rng: random.Random, n: int = 6) -> list[str]:
     return out[:n]
 
 
+def prefix_values(target: str, rng: random.Random | None = None, question: str = "") -> list[str]:
+    """Proper prefixes of a whole number's digits, longest first ("232" -> ["23", "2"], "-45" -> ["-4"]); none for
+    one digit or a non-integer."""
+    ref = _parse_int_like(target)
+    if ref is None or ref.denominator != 1:
+        return []
+    sign, digits = "-" if ref < 0 else "", str(abs(int(ref)))
+    return [sign + digits[:k] for k in range(len(digits) - 1, 0, -1)]
+
+
+NUMBER = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\d.,])\d+(?:\.\d+)?")  # as written in a question
+
+
+def echo_values(target: str, rng: random.Random, question: str = "") -> list[str]:
+    """The numbers of the question whose value differs from the target's, each once, in random order."""
+    ref = _parse_int_like(target)
+    seen, out = set(), []
+    for m in NUMBER.finditer(question):
+        v = _parse_int_like(m.group(0))
+        if v is not None and v != ref and v not in seen:
+            seen.add(v)
+            out.append(str(int(v)) if v.denominator == 1 else f"{float(v):g}")
+    rng.shuffle(out)
+    return out
+
+
 def _final_result_line(lines: list[str], target: str) -> int | None:
     """Index of the first line where `target` appears as a computed result (after '=' or '>>'), else None."""
     return next(
@@ -63,8 +92,12 @@ def _final_result_line(lines: list[str], target: str) -> int | None:
     )
 
 
-def corrupt_solution(solution: str, reference: str, rng: random.Random | None = None) -> str | None:
-    """A wrong version of a correct solution: its final result replaced consistently; None if impossible."""
+def corrupt_solution(
+    solution: str, reference: str, rng: random.Random | None = None, values=None, question: str = ""
+) -> str | None:
+    """A wrong version of a correct solution: its final result replaced consistently; None if impossible.
+    values(target, rng, question) lists the wrong values to try in order (default: wrong_values, near the target;
+    prefix_values, echo_values: the `prefix` and `echo` kinds)."""
     rng = rng or random.Random(0)
     answer = verify.extract_answer(solution, "lenient")
     # the number inside the final answer ("\\$1,234", "7 \\text{ apples}", "7 apples" -> 1,234 / 7 / 7)
@@ -85,7 +118,8 @@ def corrupt_solution(solution: str, reference: str, rng: random.Random | None = 
             if any(pattern.search(x) for x in lines)
             else len(lines) - 1
         )
-    for wrong in wrong_values(target.replace(",", ""), rng):
+    plain = target.replace(",", "")
+    for wrong in wrong_values(plain, rng) if values is None else values(plain, rng, question):
         if "," in target and "." not in wrong:  # keep the thousands separators of the original
             wrong = f"{int(wrong):,}"
         new = lines[:start] + [pattern.sub(wrong, line) for line in lines[start:]]
@@ -119,18 +153,19 @@ def check_negative(text: str | None, reference: str, mode: str = "strict") -> st
 
 
 class CorruptNegatives:
-    """Offline negatives: negatives.corrupt_solution (changes the final result consistently)."""
+    """Offline negatives: negatives.corrupt_solution (changes the final result consistently); with `values`, to the
+    wrong values it lists (prefix_values, echo_values), reasons then named after `name`."""
 
-    def __init__(self, seed: int = 0, mode: str = "strict"):
+    def __init__(self, seed: int = 0, mode: str = "strict", values=None, name: str = "corrupt"):
         self.rng = random.Random(seed)
-        self.mode = mode
+        self.mode, self.values, self.name = mode, values, name
 
     def __call__(self, questions, references, positives, groups=None) -> tuple[list[str | None], list[str | None]]:
         """(negatives, reasons): negatives[i] is None where reasons[i] says why none was made."""
         negs, reasons = [], []
-        for ref, pos in zip(references, positives):
-            neg = corrupt_solution(pos, ref, self.rng)
-            why = "corrupt_failed" if neg is None else check_negative(neg, ref, self.mode)
+        for q, ref, pos in zip(questions, references, positives):
+            neg = corrupt_solution(pos, ref, self.rng, values=self.values, question=q)
+            why = f"{self.name}_failed" if neg is None else check_negative(neg, ref, self.mode)
             negs.append(None if why else neg)
             reasons.append(why)
         return negs, reasons
@@ -317,7 +352,7 @@ class NegativeMix:
         return negs, reasons
 
 
-NEGATIVE_KINDS = ("corrupt", "api", "local", "mined", "truncate", "masterkey")
+NEGATIVE_KINDS = ("corrupt", "api", "local", "mined", "truncate", "masterkey", "prefix", "echo")
 
 
 def make_negative_generator(
@@ -331,7 +366,8 @@ def make_negative_generator(
     temperature: float = 0.7,
 ):
     """A negative generator by name: 'corrupt', 'api' (assistant = 'openai:MODEL@URL'), 'local' ('hf:NAME'),
-    'mined', 'truncate', 'masterkey', or several joined by commas ('corrupt,mined': a NegativeMix)."""
+    'mined', 'truncate', 'masterkey', 'prefix', 'echo', or several joined by commas ('corrupt,mined': a
+    NegativeMix)."""
     from cooper_rl.llm import make_chat
 
     kinds = [k.strip() for k in kind.split(",") if k.strip()]
@@ -350,6 +386,10 @@ def make_negative_generator(
         return MasterKeyNegatives(seed)
     if kind == "corrupt":
         return CorruptNegatives(seed)
+    if kind == "prefix":
+        return CorruptNegatives(seed, values=prefix_values, name="prefix")
+    if kind == "echo":
+        return CorruptNegatives(seed, values=echo_values, name="echo")
     if kind in ("api", "local"):
         if not assistant:
             raise ValueError(

@@ -150,7 +150,9 @@ class RLConfig:
             "rewrites it; the paper's), mined (the prompt's own rollout that the rule confidently rejects and the RM "
             "scores highest; rollouts with no extractable answer are never mined: they may be right in a form the rule "
             "cannot read), truncate (the positive cut before its final answer), masterkey (':', 'Solution', "
-            '"Let\'s solve this step by step." ...; arXiv 2507.08794). E.g. corrupt,mined,truncate'
+            "\"Let's solve this step by step.\" ...; arXiv 2507.08794), prefix (the positive's final result "
+            "replaced by a proper prefix of the reference's digits: 2 or 23 for 232), echo (... by a number copied "
+            "from the question). E.g. corrupt,mined,truncate"
         },
     )
     assistant: str | None = field(
