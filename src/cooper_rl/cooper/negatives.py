@@ -45,6 +45,11 @@ def _parse_int_like(s: str) -> Fraction | None:
         return None
 
 
+def _plain(x: Fraction) -> str:
+    """A value as an answer is written: 12, 2.5."""
+    return str(int(x)) if x.denominator == 1 else f"{float(x):g}"
+
+
 def wrong_values(reference: str, rng: random.Random, n: int = 6) -> list[str]:
     """Candidate wrong answers near a numeric reference (off by small deltas, doubled, halved...)."""
     ref = _parse_int_like(reference)
@@ -54,7 +59,7 @@ def wrong_values(reference: str, rng: random.Random, n: int = 6) -> list[str]:
     if ref.denominator == 1 and ref % 2 == 0 and ref != 0:
         cands.add(ref / 2)
     cands.discard(ref)
-    out = [str(int(c)) if c.denominator == 1 else f"{float(c):g}" for c in cands if c >= 0 or ref < 0]
+    out = [_plain(c) for c in cands if c >= 0 or ref < 0]
     rng.shuffle(out)
     return out[:n]
 
@@ -80,7 +85,7 @@ def echo_values(target: str, rng: random.Random, question: str = "") -> list[str
         v = _parse_int_like(m.group(0))
         if v is not None and v != ref and v not in seen:
             seen.add(v)
-            out.append(str(int(v)) if v.denominator == 1 else f"{float(v):g}")
+            out.append(_plain(v))
     rng.shuffle(out)
     return out
 
