@@ -74,7 +74,8 @@ def prefix_values(target: str, rng: random.Random | None = None, question: str =
     return [sign + digits[:k] for k in range(len(digits) - 1, 0, -1)]
 
 
-NUMBER = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\d.,])\d+(?:\.\d+)?")  # as written in a question
+NUMBER_TEXT = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"  # a number as written: 1,234.5 or 1234.5
+NUMBER = re.compile(rf"(?<![\d.,])(?:{NUMBER_TEXT})")  # in a question, not inside a longer number
 
 
 def echo_values(target: str, rng: random.Random, question: str = "") -> list[str]:
@@ -106,7 +107,7 @@ def corrupt_solution(
     rng = rng or random.Random(0)
     answer = verify.extract_answer(solution, "lenient")
     # the number inside the final answer ("\\$1,234", "7 \\text{ apples}", "7 apples" -> 1,234 / 7 / 7)
-    m = re.search(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?", answer or "")
+    m = re.search(rf"-?(?:{NUMBER_TEXT})", answer or "")
     if m is None or _parse_int_like(m.group(0)) is None:
         return None
     target = m.group(0)
