@@ -192,6 +192,53 @@ def test_entropy_is_averaged_over_the_optimizer_steps_since_the_last_update():
     assert mon.history[-1]["entropy"] == pytest.approx(0.25) and mon.last_flags == ["entropy_collapse"]
 
 
+def test_a_resumed_monitor_takes_the_baseline_its_checkpoint_lacks_from_the_run_logs(tmp_path, caplog):
+    # a checkpoint saved before the wrong_reward check existed has no such baseline: resumed, the check would never
+    # run (model_strong seeds 1 and 2); filled from the run's logs it runs as in a monitor that saw every call
+    from types import SimpleNamespace
+
+    from cooper_rl.cooper.monitor import logged_signals
+    from cooper_rl.cooper.rewards import ModelReward
+    from cooper_rl.rl.train import fill_monitor_baseline
+
+    class Fixed:
+        def __init__(self):
+            self.t = 0
+
+        def score(self, questions, references, texts, batch_size=64):
+            self.t += 1  # wrong answers get more and more of the reward
+            return [0.9, min(1.0, 0.1 * self.t), 0.9, 0.0]
+
+    live = HackingMonitor(window=4)
+    reward = ModelReward(Fixed(), metrics_path=tmp_path / "metrics.jsonl", monitor=live)
+    for t in range(3):
+        state = SimpleNamespace(global_step=t, is_world_process_zero=True)
+        reward(completions=["\\boxed{7}", "\\boxed{8}", "\\boxed{9}", "nine"], question=["q"] * 4,
+               reference=["7", "7", "9", "9"], trainer_state=state)  # fmt: skip
+    saved = json.loads(json.dumps(live.state_dict()))
+    for row in saved["baseline"] + saved["history"]:
+        row["wrong_reward"] = None  # as an older checkpoint wrote it
+    resumed, unfilled = HackingMonitor(window=4), HackingMonitor(window=4)
+    resumed.load_state_dict(saved)
+    unfilled.load_state_dict(saved)
+    with caplog.at_level(logging.INFO):
+        fill_monitor_baseline(resumed, str(tmp_path))
+    assert resumed.baseline == live.baseline and "wrong_reward" in caplog.text
+    assert [r["wrong_reward"] for r in resumed.baseline] == [r["wrong_reward"] for r in logged_signals(tmp_path)[:2]]
+    later = [(0.6, 0.5, 0.1, 0.2 + 0.1 * t) for t in range(4)]  # reward, accuracy, fooled, paid to wrong
+
+    def flags(mon):
+        return [mon.update(*x[:3], wrong_reward=x[3]) and mon.last_flags for x in later]
+
+    got, want = flags(resumed), flags(live)
+    assert got == want and any(f and "wrong_reward" in f for f in want)
+    assert not any(flags(unfilled))  # what the resume did before
+    # a run dir whose logs cannot be read costs a warning, not the run
+    caplog.clear()
+    fill_monitor_baseline(HackingMonitor(window=4), str(tmp_path / "missing"))
+    assert "could not read" in caplog.text
+
+
 def test_state_roundtrip_keeps_baseline_and_reads_old_checkpoints():
     a = HackingMonitor(window=4)
     for t in range(7):

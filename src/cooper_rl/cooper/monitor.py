@@ -212,16 +212,25 @@ class HackingMonitor:
         self.first_flag_step = state.get("first_flag_step")
         self.pending_entropy = [float(x) for x in state.get("pending_entropy") or []]
 
+    def fill_baseline(self, calls: list[dict]) -> list[str]:
+        """Fill the baseline's missing signals from the run's logged reward calls (`logged_signals`: the n-th
+        baseline row is the n-th call), so a run resumed from a checkpoint saved before a check existed still runs
+        that check. Only None values are filled. Returns the signals filled."""
+        filled = set()
+        for row, call in zip(self.baseline, calls):
+            for k in SIGNALS:
+                if row.get(k) is None and call.get(k) is not None:
+                    row[k] = float(call[k])
+                    filled.add(k)
+        return sorted(filled)
 
-def replay(run_dir: str | Path, monitor: HackingMonitor | None = None, batch: int = 1) -> list[dict]:
-    """Run a monitor over a finished `cooper rl` run dir (metrics.jsonl; lengths from timing.jsonl; the fooled
-    rate and the reward paid to rule-wrong rollouts from rollouts.jsonl[.gz] where metrics.jsonl predates them; the
-    entropy from TRL's log history where the run dir has it as trainer_log.jsonl[.gz]). One dict per monitor
-    update: step, flags (list).
-    batch > 1 replays a run that had one reward call per step as if `batch` steps shared a generation batch (one
-    call, the steps' signals averaged, at the batch's first step), as with --steps_per_generation `batch`."""
+
+def logged_signals(run_dir: str | Path) -> list[dict]:
+    """The monitor's signals of each reward call of a `cooper rl` run dir, in order: one dict per metrics.jsonl line
+    with step and SIGNALS (lengths from timing.jsonl; the fooled rate and the reward paid to rule-wrong rollouts from
+    rollouts.jsonl[.gz] where metrics.jsonl predates them; the entropy from TRL's log history where the run dir has
+    it as trainer_log.jsonl[.gz]); a signal the logs lack is None."""
     run = Path(run_dir)
-    monitor = monitor or HackingMonitor()
     metrics = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines() if x.strip()]
     cfg = json.loads((run / "rl_config.json").read_text()) if (run / "rl_config.json").is_file() else {}
     per_step = cfg.get("prompts_per_step", 0) * cfg.get("num_generations", 0)
@@ -269,6 +278,16 @@ def replay(run_dir: str | Path, monitor: HackingMonitor | None = None, batch: in
                 "wrong_reward": m.get("reward_on_wrong", paid.get(s)),
             }
         )
+    return calls
+
+
+def replay(run_dir: str | Path, monitor: HackingMonitor | None = None, batch: int = 1) -> list[dict]:
+    """Run a monitor over a finished `cooper rl` run dir (its signals as `logged_signals` reads them). One dict per
+    monitor update: step, flags (list).
+    batch > 1 replays a run that had one reward call per step as if `batch` steps shared a generation batch (one
+    call, the steps' signals averaged, at the batch's first step), as with --steps_per_generation `batch`."""
+    monitor = monitor or HackingMonitor()
+    calls = logged_signals(run_dir)
     out = []
     for i in range(0, len(calls), max(1, batch)):
         group = calls[i : i + max(1, batch)]

@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 
 from cooper_rl import verify
-from cooper_rl.cooper.monitor import HackingMonitor
+from cooper_rl.cooper.monitor import HackingMonitor, logged_signals
 from cooper_rl.cooper.negatives import make_negative_generator
 from cooper_rl.cooper.rewards import CooperReward, ModelReward, RuleReward
 from cooper_rl.formats import restyle
@@ -529,6 +529,18 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
     return reward
 
 
+def fill_monitor_baseline(monitor: HackingMonitor, output_dir: str) -> None:
+    """Give a resumed run's monitor the baseline signals its checkpoint lacks (saved before their check existed)
+    from the run's logs. The monitor only warns, so a log it cannot read costs a warning, not the run."""
+    try:
+        filled = monitor.fill_baseline(logged_signals(output_dir))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        log.warning("hacking monitor: could not read the baseline signals from %s's logs (%s)", output_dir, e)
+        return
+    if filled:
+        log.info("hacking monitor: baseline %s taken from the run's logs (the checkpoint predates them)", filled)
+
+
 def sharded_weights(trainer) -> bool:
     """Whether the policy's weights are sharded across processes (FSDP or DeepSpeed)."""
     return bool(trainer.is_fsdp_enabled or trainer.is_deepspeed_enabled)
@@ -653,6 +665,8 @@ def build_trainer(cfg: RLConfig):
         trainer.add_callback(MonitorCheckpointCallback(reward.monitor))
         if checkpoint is not None:
             load_monitor_state(reward.monitor, checkpoint)
+    if checkpoint is not None and reward.monitor is not None and int(os.environ.get("WORLD_SIZE", "1")) == 1:
+        fill_monitor_baseline(reward.monitor, cfg.output_dir)
     if cfg.eval_steps > 0:
         if int(os.environ.get("WORLD_SIZE", "1")) > 1:
             raise ValueError("eval_steps > 0 is single-process only; evaluate checkpoints with `cooper eval` instead")
