@@ -117,6 +117,17 @@ def test_wrong_reward_flags_reward_going_to_wrong_answers_not_an_rm_that_learns_
     assert not any(learns.update(0.05 if t < 6 else 0.3, 0.3, wrong_reward=0.0) for t in range(20))
 
 
+class RisingOnWrong:
+    """An RM for rollouts [right, wrong, right, wrong]: it pays the first wrong one more at every call."""
+
+    def __init__(self):
+        self.t = 0
+
+    def score(self, questions, references, texts, batch_size=64):
+        self.t += 1
+        return [0.9, min(1.0, 0.1 * self.t), 0.9, 0.0]
+
+
 def test_replay_reads_the_reward_paid_to_wrong_rollouts_from_metrics_or_gzipped_rollouts(tmp_path):
     import gzip
     import shutil
@@ -124,18 +135,13 @@ def test_replay_reads_the_reward_paid_to_wrong_rollouts_from_metrics_or_gzipped_
 
     from cooper_rl.cooper.rewards import ModelReward
 
-    class Fixed:
-        def __init__(self):
-            self.t = 0
-
-        def score(self, questions, references, texts, batch_size=64):
-            self.t += 1  # wrong answers get more and more of the reward
-            return [0.9, min(1.0, 0.1 * self.t), 0.9, 0.0]
-
     live = tmp_path / "live"
     live.mkdir()
     reward = ModelReward(
-        Fixed(), metrics_path=live / "metrics.jsonl", rollouts_path=live / "rollouts.jsonl", monitor=HackingMonitor(4)
+        RisingOnWrong(),
+        metrics_path=live / "metrics.jsonl",
+        rollouts_path=live / "rollouts.jsonl",
+        monitor=HackingMonitor(4),
     )
     texts = ["\\boxed{7}", "\\boxed{8}", "\\boxed{9}", "nine"]
     for t in range(8):
@@ -201,16 +207,8 @@ def test_a_resumed_monitor_takes_the_baseline_its_checkpoint_lacks_from_the_run_
     from cooper_rl.cooper.rewards import ModelReward
     from cooper_rl.rl.train import fill_monitor_baseline
 
-    class Fixed:
-        def __init__(self):
-            self.t = 0
-
-        def score(self, questions, references, texts, batch_size=64):
-            self.t += 1  # wrong answers get more and more of the reward
-            return [0.9, min(1.0, 0.1 * self.t), 0.9, 0.0]
-
     live = HackingMonitor(window=4)
-    reward = ModelReward(Fixed(), metrics_path=tmp_path / "metrics.jsonl", monitor=live)
+    reward = ModelReward(RisingOnWrong(), metrics_path=tmp_path / "metrics.jsonl", monitor=live)
     for t in range(3):
         state = SimpleNamespace(global_step=t, is_world_process_zero=True)
         reward(completions=["\\boxed{7}", "\\boxed{8}", "\\boxed{9}", "nine"], question=["q"] * 4,
