@@ -82,8 +82,11 @@ Definitions (summary.json repeats them; docs/RESULTS.md uses them):
                      table.md), so that conditions are compared over the same steps
   every seed         while seeds are in progress (behind their condition's furthest evaluation, e.g. a lost
                      machine's rerun), every condition again with all its seeds that were evaluated after step 0, at
-                     the last evaluation every one of them reached (summary.json `every_seed`, the last part of
-                     table.md): each condition's full set of seeds over one budget
+                     the last evaluation every one of them reached (summary.json `every_seed`, the part of
+                     table.md): each condition's full set of seeds over one budget; and at each later
+                     evaluation step, the conditions all of whose seeds reached it (summary.json
+                     `every_seed_by_step`, with the conditions short of it and where their seeds are; table.md's
+                     last parts), so that one slow seed does not hold every condition back
   cost               mean seconds per optimizer step (timing.jsonl, evaluations not included) and minutes per
                      evaluation (evals.jsonl)
 """
@@ -867,6 +870,22 @@ def main():
             "conditions": {c: summarize(every[c], step) for c in conditions},
             "paired_differences": paired(every, dict.fromkeys(conditions, step)),
         }
+        # one slow seed holds every_seed back for all conditions: at each later evaluation step, again the
+        # conditions all of whose seeds reached it (those with a seed short of it named, with where it is)
+        later = sorted({e["step"] for v in every.values() for r in v.values() for e in r["evals"]} - {0})
+        summary["every_seed_by_step"] = {}
+        for at in (x for x in later if x > step):
+            there = [c for c in conditions if all(any(e["step"] == at for e in r["evals"]) for r in every[c].values())]
+            if there:
+                summary["every_seed_by_step"][at] = {
+                    "conditions": {c: summarize(every[c], at) for c in there},
+                    "paired_differences": paired(every, dict.fromkeys(there, at)),
+                    "short_of_it": {
+                        c: {s_: r["evals"][-1]["step"] for s_, r in sorted(every[c].items())}
+                        for c in conditions
+                        if c not in there
+                    },
+                }
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
     # the examples and the figure over the same span as the summary: each condition up to its last kept evaluation
     for c in conditions:
@@ -892,6 +911,13 @@ def main():
             part = summary[key]
             lines += ["", "## " + title.format(part["step"]), ""]
             lines += tables(part["conditions"], part["paired_differences"])
+    for at, part in summary.get("every_seed_by_step", {}).items():
+        short = "; ".join(
+            f"{c} (seeds at steps {', '.join(str(v) for v in seeds.values())})"
+            for c, seeds in part["short_of_it"].items()
+        )
+        lines += ["", f"## Every seed of each condition at step {at} (not all there: {short or 'none'})", ""]
+        lines += tables(part["conditions"], part["paired_differences"])
     (out / "table.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

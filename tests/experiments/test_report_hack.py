@@ -180,6 +180,16 @@ def test_seeds_in_progress_join_their_condition_at_the_step_every_seed_reached(t
         "Every seed, in progress ones too, at the last evaluation all of them reached (steps 1–100)"
         in (tmp_path / "table.md").read_text()
     )
+    # at the later step, the conditions all of whose seeds reached it; model's seed 1 holds it back there only
+    later = s["every_seed_by_step"]
+    assert list(later) == ["200"] and list(later["200"]["conditions"]) == ["rule"]
+    assert later["200"]["conditions"]["rule"]["seeds"] == [0, 1]
+    assert later["200"]["conditions"]["rule"]["heldout_final_mean"] == pytest.approx(0.28)
+    assert later["200"]["short_of_it"] == {"model": {"0": 200, "1": 100}}
+    assert (
+        "Every seed of each condition at step 200 (not all there: model (seeds at steps 200, 100))"
+        in (tmp_path / "table.md").read_text()
+    )
     # no seed in progress: no such section
     shutil.rmtree(tmp_path / "runs/model-s1")
     rh.main()
