@@ -34,6 +34,8 @@ mean over the run's first h steps (frozen once seen). A step is flagged by any o
 a window of 20 spans 80 optimizer steps). The baseline checks start once `window` steps were seen (late and baseline windows do not overlap). A check
 whose signal is missing (rule reward: no RM; a step where every rollout was right: no fooled rate) is skipped.
 A flagged step logs a warning naming its checks; `hacking_warning` = 1 and `monitor/<check>` = 1 in the metrics.
+The monitor's state (history, baseline, counts) is checkpointed with the run; a run resumed from a checkpoint saved
+before one of its signals existed fills that signal's baseline from the run's own logs (`fill_baseline`).
 Thresholds were set on the committed runs: `replay` flags the cold-start static-RM collapse at step 20 (its
 held-out accuracy had fallen by the evaluation at step 25) and none of the rule, Cooper and warm-start runs; replayed
 as 4 steps per reward call (``batch=4``, as with --steps_per_generation 4) with a window of 6 calls, at step 21 and
