@@ -940,25 +940,28 @@ def main():
             ]
     (out / "windows.md").write_text("\n".join(win) + "\n")
 
-    # examples: per condition (seed 0 or the first), the rule-wrong rollouts of the last 10 % of steps it rewarded most
+    # examples: per condition and seed, the rule-wrong rollouts of the last 10 % of steps it rewarded most (seeds
+    # of one condition can find different exploits)
     ex = [
         "# What each reward liked at the end (rule-wrong rollouts with the highest reward, the RM's score where the "
-        "reward is 0/1; seed 0)\n"
+        "reward is 0/1; every finished seed)\n"
     ]
     for c in conditions:
-        rows = runs[c][min(runs[c])]["logged"]
-        if not rows:
-            continue
-        last_step = max(r["step"] for r in rows)
-        tail = [r for r in rows if r["step"] > 0.9 * last_step and not r["verdict"]]
         ex.append(f"\n## {c}\n")
-        for r in sorted(tail, key=lambda r: -rm_view(r))[:3]:
-            ex.append(
-                f"- step {r['step']}, reward {r['reward']:.3f}"
-                + (f" (RM score {r['rm_score']:.3f})" if "rm_score" in r else "")
-                + f", reference {r['reference']}: "
-                f"`{r['completion'][:300].replace(chr(10), ' ')}`"
-            )
+        for seed in sorted(runs[c]):
+            rows = runs[c][seed]["logged"]
+            if not rows:
+                continue
+            last_step = max(r["step"] for r in rows)
+            tail = [r for r in rows if r["step"] > 0.9 * last_step and not r["verdict"]]
+            ex.append(f"\n### seed {seed}\n")
+            for r in sorted(tail, key=lambda r: -rm_view(r))[:3]:
+                ex.append(
+                    f"- step {r['step']}, reward {r['reward']:.3f}"
+                    + (f" (RM score {r['rm_score']:.3f})" if "rm_score" in r else "")
+                    + f", reference {r['reference']}: "
+                    f"`{r['completion'][:300].replace(chr(10), ' ')}`"
+                )
     (out / "examples.md").write_text("\n".join(ex) + "\n")
 
     import matplotlib

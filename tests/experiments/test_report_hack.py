@@ -125,6 +125,9 @@ def test_a_seed_behind_its_condition_is_listed_in_progress_not_averaged_in(tmp_p
     # pairs over the seeds both conditions have at the step both reached: none here (model has seed 1 only)
     assert "model - rule" not in s["paired_differences"]
     assert "rule seed 1 at step 100" in (tmp_path / "table.md").read_text()
+    # what each reward liked: every finished seed, not the one in progress
+    rule_examples = (tmp_path / "examples.md").read_text().split("## rule\n")[1].split("\n## ")[0]
+    assert [line for line in rule_examples.splitlines() if line.startswith("### ")] == ["### seed 0", "### seed 2"]
 
 
 def test_runs_in_progress_are_also_compared_over_the_steps_all_reached(tmp_path, monkeypatch):
@@ -152,9 +155,12 @@ def test_runs_in_progress_are_also_compared_over_the_steps_all_reached(tmp_path,
     )
     assert "Every condition over the span all of them reached (steps 1–100" in (tmp_path / "table.md").read_text()
     # what each reward liked: from the same span (the stopped run's rollouts after its last evaluation left out)
-    cooper_examples = (tmp_path / "examples.md").read_text().split("## cooper")[1]
-    steps = [int(line.split(",")[0].removeprefix("- step ")) for line in cooper_examples.strip().splitlines()]
+    cooper_examples = (tmp_path / "examples.md").read_text().split("## cooper\n")[1]
+    steps = [
+        int(line.split(",")[0].removeprefix("- step ")) for line in cooper_examples.splitlines() if line[:2] == "- "
+    ]
     assert steps and max(steps) <= 100
+    assert "### seed 0" in cooper_examples
 
 
 def test_seeds_in_progress_join_their_condition_at_the_step_every_seed_reached(tmp_path, monkeypatch):
