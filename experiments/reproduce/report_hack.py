@@ -83,8 +83,8 @@ Definitions (summary.json repeats them; docs/RESULTS.md uses them):
   every seed         while seeds are in progress (behind their condition's furthest evaluation, e.g. a lost
                      machine's rerun), every condition again with all its seeds that were evaluated after step 0, at
                      the last evaluation every one of them reached (summary.json `every_seed`, the part of
-                     table.md): each condition's full set of seeds over one budget; and at each later
-                     evaluation step, the conditions all of whose seeds reached it (summary.json
+                     table.md): each condition's full set of seeds over one budget; and at that and each
+                     later evaluation step, the conditions all of whose seeds reached it (summary.json
                      `every_seed_by_step`, with the conditions short of it and where their seeds are; table.md's
                      last parts), so that one slow seed does not hold every condition back
   cost               mean seconds per optimizer step (timing.jsonl, evaluations not included) and minutes per
@@ -870,11 +870,12 @@ def main():
             "conditions": {c: summarize(every[c], step) for c in conditions},
             "paired_differences": paired(every, dict.fromkeys(conditions, step)),
         }
-        # one slow seed holds every_seed back for all conditions: at each later evaluation step, again the
-        # conditions all of whose seeds reached it (those with a seed short of it named, with where it is)
+        # one slow seed holds every_seed back for all conditions: at each evaluation step from there on, again the
+        # conditions all of whose seeds reached it (those with a seed short of it named, with where it is); the
+        # every_seed step is in it too, so a step's key stays put when the slow seed moves past it
         later = sorted({e["step"] for v in every.values() for r in v.values() for e in r["evals"]} - {0})
         summary["every_seed_by_step"] = {}
-        for at in (x for x in later if x > step):
+        for at in (x for x in later if x >= step):
             there = [c for c in conditions if all(any(e["step"] == at for e in r["evals"]) for r in every[c].values())]
             if there:
                 summary["every_seed_by_step"][at] = {
@@ -912,6 +913,8 @@ def main():
             lines += ["", "## " + title.format(part["step"]), ""]
             lines += tables(part["conditions"], part["paired_differences"])
     for at, part in summary.get("every_seed_by_step", {}).items():
+        if at == summary["every_seed"]["step"]:
+            continue  # the every_seed part above
         short = "; ".join(
             f"{c} (seeds at steps {', '.join(str(v) for v in seeds.values())})"
             for c, seeds in part["short_of_it"].items()

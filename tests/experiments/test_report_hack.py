@@ -188,7 +188,10 @@ def test_seeds_in_progress_join_their_condition_at_the_step_every_seed_reached(t
     )
     # at the later step, the conditions all of whose seeds reached it; model's seed 1 holds it back there only
     later = s["every_seed_by_step"]
-    assert list(later) == ["200"] and list(later["200"]["conditions"]) == ["rule"]
+    assert list(later) == ["100", "200"] and list(later["200"]["conditions"]) == ["rule"]
+    # the every_seed step under its own key too (where docs cite it from once the slow seed moves on), shown once
+    assert later["100"]["conditions"] == every["conditions"] and later["100"]["short_of_it"] == {}
+    assert "Every seed of each condition at step 100" not in (tmp_path / "table.md").read_text()
     assert later["200"]["conditions"]["rule"]["seeds"] == [0, 1]
     assert later["200"]["conditions"]["rule"]["heldout_final_mean"] == pytest.approx(0.28)
     assert later["200"]["short_of_it"] == {"model": {"0": 200, "1": 100}}
