@@ -82,11 +82,11 @@ Definitions (summary.json repeats them; docs/RESULTS.md uses them):
                      table.md), so that conditions are compared over the same steps
   every seed         while seeds are in progress (behind their condition's furthest evaluation, e.g. a lost
                      machine's rerun), every condition again with all its seeds that were evaluated after step 0, at
-                     the last evaluation every one of them reached (summary.json `every_seed`, the part of
-                     table.md): each condition's full set of seeds over one budget; and at that and each
-                     later evaluation step, the conditions all of whose seeds reached it (summary.json
-                     `every_seed_by_step`, with the conditions short of it and where their seeds are; table.md's
-                     last parts), so that one slow seed does not hold every condition back
+                     the last evaluation every one of them reached: each condition's full set of seeds over one
+                     budget; and at each later evaluation step, the conditions all of whose seeds reached it, with
+                     the conditions short of it and where their seeds are, so that one slow seed does not hold
+                     every condition back (summary.json `every_seed_by_step`, keyed by step, the first key the
+                     step every seed reached; table.md's last parts)
   cost               mean seconds per optimizer step (timing.jsonl, evaluations not included) and minutes per
                      evaluation (evals.jsonl)
 """
@@ -865,14 +865,9 @@ def main():
     if any(trained.values()):
         every = {c: runs[c] | trained[c] for c in conditions}
         step = min(r["evals"][-1]["step"] for v in every.values() for r in v.values())
-        summary["every_seed"] = {
-            "step": step,
-            "conditions": {c: summarize(every[c], step) for c in conditions},
-            "paired_differences": paired(every, dict.fromkeys(conditions, step)),
-        }
-        # one slow seed holds every_seed back for all conditions: at each evaluation step from there on, again the
-        # conditions all of whose seeds reached it (those with a seed short of it named, with where it is); the
-        # every_seed step is in it too, so a step's key stays put when the slow seed moves past it
+        # at that step and each later evaluation step, the conditions all of whose seeds reached it (one slow seed
+        # would otherwise hold every condition back), those with a seed short of it named, with where it is; keyed by
+        # step so that a step's key stays put when the slow seed moves past it
         later = sorted({e["step"] for v in every.values() for r in v.values() for e in r["evals"]} - {0})
         summary["every_seed_by_step"] = {}
         for at in (x for x in later if x >= step):
@@ -904,23 +899,24 @@ def main():
             ),
         ]
     # the same tables again over a shorter span: all conditions (runs in progress), all seeds (seeds in progress)
-    for key, title in (
-        ("same_span", "Every condition over the span all of them reached (steps 1–{}; runs in progress)"),
-        ("every_seed", "Every seed, in progress ones too, at the last evaluation all of them reached (steps 1–{})"),
-    ):
-        if key in summary:
-            part = summary[key]
-            lines += ["", "## " + title.format(part["step"]), ""]
-            lines += tables(part["conditions"], part["paired_differences"])
-    for at, part in summary.get("every_seed_by_step", {}).items():
-        if at == summary["every_seed"]["step"]:
-            continue  # the every_seed part above
+    if "same_span" in summary:
+        part = summary["same_span"]
+        lines += [
+            "",
+            f"## Every condition over the span all of them reached (steps 1–{part['step']}; runs in progress)",
+        ]
+        lines += [""] + tables(part["conditions"], part["paired_differences"])
+    for i, (at, part) in enumerate(summary.get("every_seed_by_step", {}).items()):
         short = "; ".join(
             f"{c} (seeds at steps {', '.join(str(v) for v in seeds.values())})"
             for c, seeds in part["short_of_it"].items()
         )
-        lines += ["", f"## Every seed of each condition at step {at} (not all there: {short or 'none'})", ""]
-        lines += tables(part["conditions"], part["paired_differences"])
+        title = (
+            f"Every seed, in progress ones too, at the last evaluation all of them reached (steps 1–{at})"
+            if i == 0 and not part["short_of_it"]  # the first step: the one every seed of every condition reached
+            else f"Every seed of each condition at step {at} (not all there: {short or 'none'})"
+        )
+        lines += ["", "## " + title, ""] + tables(part["conditions"], part["paired_differences"])
     (out / "table.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -174,24 +174,22 @@ def test_seeds_in_progress_join_their_condition_at_the_step_every_seed_reached(t
     rh.main()
     s = json.loads((tmp_path / "summary.json").read_text())
     assert s["conditions"]["model"]["seeds"] == [0] and "same_span" not in s  # both conditions' furthest: 200
-    every = s["every_seed"]
-    assert every["step"] == 100
+    # first the step every seed of every condition reached, then the later ones where the slow seed holds back only
+    # its own condition
+    later = s["every_seed_by_step"]
+    assert list(later) == ["100", "200"] and "every_seed" not in s  # one key per step, nothing stored twice
+    every = later["100"]
+    assert every["short_of_it"] == {}
     assert {c: v["seeds"] for c, v in every["conditions"].items()} == {"rule": [0, 1], "model": [0, 1]}
     assert {c: v["heldout_final_mean"] for c, v in every["conditions"].items()} == pytest.approx(
         {"rule": 0.27, "model": 0.08}
     )
     assert every["paired_differences"]["model - rule"]["mean"] == pytest.approx(-0.19)
     assert every["paired_differences"]["model - rule"]["seeds"] == [0, 1]
-    assert (
-        "Every seed, in progress ones too, at the last evaluation all of them reached (steps 1–100)"
-        in (tmp_path / "table.md").read_text()
-    )
-    # at the later step, the conditions all of whose seeds reached it; model's seed 1 holds it back there only
-    later = s["every_seed_by_step"]
-    assert list(later) == ["100", "200"] and list(later["200"]["conditions"]) == ["rule"]
-    # the every_seed step under its own key too (where docs cite it from once the slow seed moves on), shown once
-    assert later["100"]["conditions"] == every["conditions"] and later["100"]["short_of_it"] == {}
-    assert "Every seed of each condition at step 100" not in (tmp_path / "table.md").read_text()
+    table = (tmp_path / "table.md").read_text()
+    assert "Every seed, in progress ones too, at the last evaluation all of them reached (steps 1–100)" in table
+    assert "Every seed of each condition at step 100" not in table  # shown once, under the title above
+    assert list(later["200"]["conditions"]) == ["rule"]
     assert later["200"]["conditions"]["rule"]["seeds"] == [0, 1]
     assert later["200"]["conditions"]["rule"]["heldout_final_mean"] == pytest.approx(0.28)
     assert later["200"]["short_of_it"] == {"model": {"0": 200, "1": 100}}
@@ -202,7 +200,7 @@ def test_seeds_in_progress_join_their_condition_at_the_step_every_seed_reached(t
     # no seed in progress: no such section
     shutil.rmtree(tmp_path / "runs/model-s1")
     rh.main()
-    assert "every_seed" not in json.loads((tmp_path / "summary.json").read_text())
+    assert "every_seed_by_step" not in json.loads((tmp_path / "summary.json").read_text())
 
 
 def test_each_seed_has_its_own_numbers_and_a_run_at_step_0_is_listed(tmp_path, monkeypatch):
