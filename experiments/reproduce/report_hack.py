@@ -906,15 +906,16 @@ def main():
             f"## Every condition over the span all of them reached (steps 1–{part['step']}; runs in progress)",
         ]
         lines += [""] + tables(part["conditions"], part["paired_differences"])
-    for i, (at, part) in enumerate(summary.get("every_seed_by_step", {}).items()):
+    for at, part in summary.get("every_seed_by_step", {}).items():
         short = "; ".join(
             f"{c} (seeds at steps {', '.join(str(v) for v in seeds.values())})"
             for c, seeds in part["short_of_it"].items()
         )
         title = (
-            f"Every seed, in progress ones too, at the last evaluation all of them reached (steps 1–{at})"
-            if i == 0 and not part["short_of_it"]  # the first step: the one every seed of every condition reached
-            else f"Every seed of each condition at step {at} (not all there: {short or 'none'})"
+            f"Every seed of each condition at step {at} (not all there: {short})"
+            if short
+            # only the first key, the step every seed of every condition reached, has nothing short of it
+            else f"Every seed, in progress ones too, at the last evaluation all of them reached (steps 1–{at})"
         )
         lines += ["", "## " + title, ""] + tables(part["conditions"], part["paired_differences"])
     (out / "table.md").write_text("\n".join(lines) + "\n")
