@@ -1,0 +1,61 @@
+"""docs/RESULTS.md's issue-15 tables against the committed report: every table the report prints is copied verbatim,
+and the per-run held-out table says what each run's committed evaluations say (a doc that drifts from its numbers
+fails here)."""
+
+import re
+from pathlib import Path
+
+from tests.experiments import load_script
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "experiments/reproduce/results_hack"
+rh = load_script("report_hack")
+
+
+def issue15_section() -> str:
+    """The text of RESULTS.md's issue-15 section (from its heading to the next level-2 heading)."""
+    doc = (ROOT / "docs/RESULTS.md").read_text()
+    start = doc.index("## Can a static RM be hacked here")
+    end = doc.find("\n## ", start + 1)
+    return doc[start : end if end > 0 else None]
+
+
+def tables(text: str) -> list[list[str]]:
+    """The markdown tables of a text, each as its lines."""
+    out, cur = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            cur.append(line)
+        elif cur:
+            out.append(cur)
+            cur = []
+    return out
+
+
+def test_the_reports_tables_in_results_md_are_copied_verbatim():
+    report = (RESULTS / "table.md").read_text()
+    headers = {t[0] for t in tables(report)}
+    copied = [t for t in tables(issue15_section()) if t[0] in headers]
+    assert len(copied) >= 3  # the main table, the per-evaluation table, the every-seed cut
+    for t in copied:
+        assert "\n".join(t) in report, f"RESULTS.md table not in table.md as it is now:\n{t[0]}\n{t[2]}"
+
+
+def test_the_per_run_table_matches_each_runs_committed_evaluations():
+    (table,) = [t for t in tables(issue15_section()) if t[0].startswith("| run | step 0 | 100 |")]
+    steps = [int(re.sub(r"\D", "", c) or 0) for c in table[0].strip("|").split("|")[1:]]
+    assert steps == [0, 100, 200, 300, 400]
+    named = set()
+    for row in table[2:]:
+        name, *cells = [c.strip() for c in row.strip("|").split("|")]
+        condition, seed = name.rsplit(" s", 1)
+        named.add(f"{condition}-s{seed}")
+        evals = {e["step"]: rh.heldout(e) for e in rh.records(RESULTS / f"runs/{condition}-s{seed}/evals.jsonl")}
+        for step, cell in zip(steps, cells, strict=True):
+            if step in evals:
+                assert cell == rh.pct(evals[step]), f"{name} step {step}: RESULTS.md {cell}, logs {rh.pct(evals[step])}"
+            else:  # a step the committed logs do not have: no number may stand there
+                assert not re.search(r"\d", cell), f"{name} step {step}: {cell} but the logs have no evaluation"
+    # every committed run that was evaluated past step 0 has its row
+    runs = {d.name for d in (RESULTS / "runs").iterdir() if len(rh.records(d / "evals.jsonl")) > 1}
+    assert runs <= named, f"runs without a row in RESULTS.md: {sorted(runs - named)}"
