@@ -893,7 +893,7 @@ def main():
     if behind:
         lines += [
             "",
-            "Seeds in progress, not in the statistics above until they reach their condition's step: "
+            "Seeds short of their condition's last evaluation, not in the statistics above: "
             + "; ".join(
                 f"{c} seed {s_} at step {st}" for c, v in summary["in_progress"].items() for s_, st in v.items()
             ),
@@ -915,7 +915,7 @@ def main():
             f"Every seed of each condition at step {at} (not all there: {short})"
             if short
             # only the first key, the step every seed of every condition reached, has nothing short of it
-            else f"Every seed, in progress ones too, at the last evaluation all of them reached (steps 1–{at})"
+            else f"Every seed of every condition at the last evaluation all of them reached (steps 1–{at})"
         )
         lines += ["", "## " + title, ""] + tables(part["conditions"], part["paired_differences"])
     (out / "table.md").write_text("\n".join(lines) + "\n")

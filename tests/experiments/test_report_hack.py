@@ -187,7 +187,7 @@ def test_seeds_in_progress_join_their_condition_at_the_step_every_seed_reached(t
     assert every["paired_differences"]["model - rule"]["mean"] == pytest.approx(-0.19)
     assert every["paired_differences"]["model - rule"]["seeds"] == [0, 1]
     table = (tmp_path / "table.md").read_text()
-    assert "Every seed, in progress ones too, at the last evaluation all of them reached (steps 1–100)" in table
+    assert "Every seed of every condition at the last evaluation all of them reached (steps 1–100)" in table
     assert "Every seed of each condition at step 100" not in table  # shown once, under the title above
     assert list(later["200"]["conditions"]) == ["rule"]
     assert later["200"]["conditions"]["rule"]["seeds"] == [0, 1]
