@@ -21,7 +21,8 @@ test -f $D/svamp_rm_train.jsonl || .venv/bin/python experiments/verifyrm/prepare
 test -f $V/robustness.jsonl -a -f $V/heldout.jsonl || { echo "run experiments/verifyrm/run_v3.sh first (it builds the evaluation sets)" >&2; exit 1; }
 test -f $OUT.train.jsonl || { step "rm-data (round 2's categories)"; $C rm-data --solutions $SHARED/gsm8k/train.jsonl $D/svamp_rm_train.jsonl builtin:train:400 --limit 1200 \
   --categories fmt:hash fmt:answer_is fmt:boxed fmt:plain trap:corrupted trap:wrong_reference \
-  --exclude $SHARED/gsm8k/test.jsonl --output $OUT.train.jsonl --stats $R/train.stats.json --seed 0 > $OUT.rm_data.log; }
+  --exclude $SHARED/gsm8k/test.jsonl --output $OUT.train.jsonl --stats $OUT.stats.json --seed 0 > $OUT.rm_data.log
+  test -f $R/train.stats.json || cp $OUT.stats.json $R/train.stats.json; }   # a rebuild keeps the committed record
 if [ ! -f $OUT/train_metrics.json ]; then
   resume=(); ls -d $OUT.checkpoints/checkpoint-* >/dev/null 2>&1 && resume=(--resume_from_checkpoint last)
   step "train-rm -> $OUT"
@@ -31,7 +32,9 @@ if [ ! -f $OUT/train_metrics.json ]; then
 fi
 # the record of the RM the finished runs used is kept: a rebuild's record goes beside it (*_rebuilt.json)
 rec=$R/train_weak_s0.json
-if [ -f $rec ] && ! cmp -s $OUT/train_metrics.json $rec; then cp $OUT/train_metrics.json ${rec%.json}_rebuilt.json; else cp $OUT/train_metrics.json $rec; fi
+# (compared without the timings: a bit-identical rebuild on a slower machine is the same RM)
+same() { .venv/bin/python -c 'import json, sys; f = lambda p: {k: v for k, v in json.load(open(p)).items() if not k.endswith("_seconds")}; sys.exit(f(sys.argv[1]) != f(sys.argv[2]))' "$@"; }
+if [ ! -f $rec ]; then cp $OUT/train_metrics.json $rec; elif ! same $OUT/train_metrics.json $rec; then cp $OUT/train_metrics.json ${rec%.json}_rebuilt.json; fi
 for E in heldout robustness; do
   if [ ! -f $R/eval_${E}_weak_s0.json ]; then
     step "eval-rm on $E"
