@@ -81,3 +81,15 @@ def test_cli_errors_name_the_problem(tmp_path, capsys):
     assert "2 labels for 1 runs" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["plot", str(a), "--no_such_flag", "1"])
+
+
+def test_learning_signal_metrics_add_a_row(tmp_path):
+    import matplotlib.pyplot as plt
+
+    a = fake_run(tmp_path / "a", "rule")
+    plain = plt.imread(plot_runs(PlotConfig(run_dirs=[str(a)], output=str(tmp_path / "plain.png"))))
+    rows = [json.loads(x) for x in (a / "metrics.jsonl").read_text().splitlines()[:-1]]
+    signal = {"signal/zero_spread_groups": 0.5, "signal/informative_groups_per_step": 2.0}
+    (a / "metrics.jsonl").write_text("".join(json.dumps(r | signal) + "\n" for r in rows))
+    more = plt.imread(plot_runs(PlotConfig(run_dirs=[str(a)], output=str(tmp_path / "signal.png"))))
+    assert more.shape[0] == plain.shape[0] * 3 // 2  # 3 rows of panels instead of 2

@@ -53,6 +53,12 @@ def parse_config(cls, argv: list[str], prog: str = "cooper"):
 COMMANDS = {  # name: (module, config dataclass, run function, description)
     "eval": ("evaluate", "EvalConfig", "run_eval", "avg@k / pass@k evaluation of a policy"),
     "data": ("data", "DataConfig", "run_data", "load, validate and normalize problems to jsonl"),
+    "filter": (
+        "difficulty",
+        "FilterConfig",
+        "run_filter",
+        "keep training prompts the starting policy solves sometimes (pass rate in a band)",
+    ),
     "collect": (
         "rm.collect",
         "CollectConfig",

@@ -11,6 +11,11 @@ and, when the runs logged rollouts.jsonl (or a gzipped copy, rollouts.jsonl.gz),
 
     rollout length (characters)       share of wrong rollouts (rule verifier) rewarded >= 0.5 (RM fooled)
 
+and, when metrics.jsonl has the learning-signal metrics (learning_signal.py), a last row:
+
+    informative groups per step       zero-spread groups (solid), all-wrong groups (dashed), positive advantage
+                                      to rule-wrong rollouts (dotted)
+
 Training curves are smoothed with a trailing moving average (raw values faint behind).
 """
 
@@ -86,7 +91,7 @@ def load_run(run_dir: str | Path, max_step: int | None = None) -> dict:
 
 
 def plot_runs(cfg: PlotConfig) -> Path:
-    """Draw the 2x2 (3x2 with rollouts) figure for cfg.run_dirs and write it as PNG; returns the path."""
+    """Draw the 2x2 figure (a row more with rollouts, one more with learning-signal metrics) for cfg.run_dirs and write it as PNG; returns the path."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -102,20 +107,25 @@ def plot_runs(cfg: PlotConfig) -> Path:
             raise DataError(f"{len(cfg.labels)} labels for {len(runs)} runs")
         for r, lab in zip(runs, cfg.labels):
             r["label"] = lab
-    rows = 3 if any(r["lengths"] for r in runs) else 2
+    has_len = any(r["lengths"] for r in runs)
+    has_signal = any("signal/zero_spread_groups" in m for r in runs for m in r["metrics"])
+    rows = 2 + has_len + has_signal
     fig, axes = plt.subplots(rows, 2, figsize=(12, 4 * rows), sharex=True)
     (ax_acc, ax_rew), (ax_test, ax_rm) = axes[:2]
+
+    def curve(ax, pts, color, label=None, ls="-"):
+        """A training curve: raw values faint, their moving average on top."""
+        if pts:
+            xs, ys = zip(*pts)
+            ax.plot(xs, ys, color=color, alpha=0.2, lw=0.8, ls=ls)
+            ax.plot(xs, moving_average(list(ys), cfg.smooth), color=color, lw=2, ls=ls, label=label)
+
     for i, run in enumerate(runs):
         color = f"C{i}"
         m = run["metrics"]
         steps = [r["step"] for r in m]
         for ax, key in ((ax_acc, "rule_accuracy"), (ax_rew, "reward_mean")):
-            ys = [r.get(key) for r in m]
-            pts = [(s, y) for s, y in zip(steps, ys) if y is not None]
-            if pts:
-                xs, ys = zip(*pts)
-                ax.plot(xs, ys, color=color, alpha=0.2, lw=0.8)
-                ax.plot(xs, moving_average(list(ys), cfg.smooth), color=color, lw=2, label=run["label"])
+            curve(ax, [(s, r[key]) for s, r in zip(steps, m) if r.get(key) is not None], color, run["label"])
         warn = [(r["step"], r["reward_mean"]) for r in m if r.get("hacking_warning")]
         if warn:
             ax_rew.scatter(*zip(*warn), marker="x", color=color, s=30, zorder=3)
@@ -138,19 +148,25 @@ def plot_runs(cfg: PlotConfig) -> Path:
             rm = [(e["step"], e["rm"]["accuracy"]) for e in ev if e.get("rm")]
             if rm:
                 ax_rm.plot(*zip(*rm), color=color, marker="o", ms=3, label=run["label"])
-        if rows == 3:
-            for ax, key in ((axes[2][0], "lengths"), (axes[2][1], "fooled")):
-                if run[key]:
-                    xs, ys = zip(*run[key])
-                    ax.plot(xs, ys, color=color, alpha=0.2, lw=0.8)
-                    ax.plot(xs, moving_average(list(ys), cfg.smooth), color=color, lw=2, label=run["label"])
+        if has_len:
+            curve(axes[2][0], run["lengths"], color, run["label"])
+            curve(axes[2][1], run["fooled"], color, run["label"])
+        if has_signal:
+            sig = lambda k, m=m: [(r["step"], r[f"signal/{k}"]) for r in m if r.get(f"signal/{k}") is not None]
+            curve(axes[-1][0], sig("informative_groups_per_step"), color, run["label"])
+            curve(axes[-1][1], sig("zero_spread_groups"), color, run["label"])
+            curve(axes[-1][1], sig("all_wrong_groups"), color, ls="--")
+            curve(axes[-1][1], sig("pos_adv_to_wrong"), color, ls=":")
     ax_acc.set_title("rollout accuracy (rule verifier, train)")
     ax_rew.set_title("policy reward (train; x = hacking warning)")
     ax_test.set_title("held-out accuracy avg@k (strict)")
     ax_rm.set_title("RM accuracy on labelled set (·· RM-vs-rule agreement on rollouts)")
-    if rows == 3:
+    if has_len:
         axes[2][0].set_title("rollout length (characters, train)")
         axes[2][1].set_title("wrong rollouts rewarded >= 0.5 (RM fooled, train)")
+    if has_signal:
+        axes[-1][0].set_title("informative GRPO groups per optimizer step (reward spread > 0)")
+        axes[-1][1].set_title("groups: zero reward spread (—), all rule-wrong (--); positive advantage to wrong (··)")
     for ax in axes.flat:
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:

@@ -61,6 +61,21 @@ def test_rule_reward(tmp_path):
     assert row["step"] == 5 and row["rule_accuracy"] == 0.5
 
 
+def test_rewards_log_the_learning_signal_of_their_groups(tmp_path):
+    # Q/TEXTS: two groups of G=2, each one right and one wrong: both informative, none all-wrong
+    reward = RuleReward(metrics_path=tmp_path / "m.jsonl", group_size=2, steps_per_generation=2)
+    _, logged = call(reward, TEXTS)
+    assert logged["cooper/signal/zero_spread_groups"] == 0.0
+    assert logged["cooper/signal/all_wrong_groups"] == 0.0
+    assert logged["cooper/signal/informative_groups_per_step"] == 1.0
+    assert logged["cooper/signal/pos_adv_to_wrong"] == 0.0
+    assert json.loads((tmp_path / "m.jsonl").read_text())["signal/zero_spread_groups"] == 0.0
+    # a model reward's spread is its own: a frozen RM that scores the rule-right rollout of group 1 lower
+    _, logged = call(ModelReward(FixedScores([0.2, 0.6, 0.5, 0.5]), group_size=2), TEXTS)
+    assert logged["cooper/signal/zero_spread_groups"] == 0.5  # group 2 scored alike, although the rule splits it
+    assert logged["cooper/signal/pos_adv_to_wrong"] == 1.0
+
+
 def test_model_reward_is_frozen_rm_score(rm, tmp_path):
     reward = ModelReward(rm, metrics_path=tmp_path / "m.jsonl", monitor=HackingMonitor(window=2))
     before = weights(rm)

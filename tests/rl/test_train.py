@@ -463,7 +463,9 @@ def test_compact_console_prints_one_line_per_step(assets, tmp_path, one_thread, 
     header = next(i for i, x in enumerate(lines) if x.split()[:3] == ["step", "reward", "rule_acc"])
     rows = [x.split() for x in lines[header + 1 :] if x.split()[0].endswith("/2")]
     assert [r[0] for r in rows] == ["1/2", "2/2"]
-    assert all(r[8] == "warm-up" and float(r[-1]) > 0 for r in rows)  # 2 reward calls < window 20; s/step
+    assert all(r[-2] == "warm-up" and float(r[-1]) > 0 for r in rows)  # 2 reward calls < window 20; s/step
+    assert lines[header].split()[7:10] == ["0-spread", "info/st", "adv>wrg"]  # the learning signal
+    assert 0.0 <= float(rows[0][7]) <= 1.0
     assert 0.0 <= float(rows[0][1]) <= 1.0 and rows[0][4] == "-"  # reward; no pairs in model mode
     with pytest.raises(ValueError, match="console"):
         build_trainer(config(assets, tmp_path, "rule", console="fancy"))

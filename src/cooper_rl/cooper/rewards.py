@@ -28,6 +28,7 @@ from cooper_rl import verify
 from cooper_rl.cooper.monitor import CHECKS, HackingMonitor
 from cooper_rl.cooper.step import cooper_step
 from cooper_rl.io import append_jsonl
+from cooper_rl.learning_signal import learning_signal
 
 
 def completion_texts(completions) -> list[str]:
@@ -45,11 +46,17 @@ class RuleReward:
         mode: str = "strict",
         timeout: float = verify.DEFAULT_TIMEOUT,
         rollouts_path: str | Path | None = None,
+        group_size: int | None = None,
+        scale_rewards: str = "group",
+        steps_per_generation: int = 1,
     ):
+        """group_size, scale_rewards, steps_per_generation: the GRPO settings behind the learning-signal metrics
+        (learning_signal.py; none without group_size)."""
         self.metrics_path = Path(metrics_path) if metrics_path else None
         self.rollouts_path = Path(rollouts_path) if rollouts_path else None
         self.monitor = monitor
         self.mode, self.timeout = mode, timeout
+        self.group_size, self.scale_rewards, self.steps_per_generation = group_size, scale_rewards, steps_per_generation
         self.last_metrics: dict = {}
 
     def rewards(self, questions, references, texts, verdicts, solutions=None) -> tuple[list[float], dict]:
@@ -88,6 +95,9 @@ class RuleReward:
             **extra,
             "time/verify": t_verify,
         }
+        if self.group_size:  # how much of this generation batch carries a gradient, and where it pushes
+            signal = learning_signal(rewards, verdicts, self.group_size, self.scale_rewards, self.steps_per_generation)
+            metrics |= {f"signal/{k}": v for k, v in signal.items()}
         main = trainer_state is None or trainer_state.is_world_process_zero
         step = trainer_state.global_step + 1 if trainer_state is not None else None
         ids = kwargs.get("completion_ids")  # TRL passes token ids; plain calls measure characters

@@ -403,6 +403,9 @@ class CompactConsole(TrainerCallback):
         ("pairs", "cooper/rm/n_valid", "{:.0f}"),
         ("rm_loss", "cooper/rm/rm_loss", "{:.3f}"),
         ("fooled", "cooper/rm_fooled_rate", "{:.2f}"),
+        ("0-spread", "cooper/signal/zero_spread_groups", "{:.2f}"),
+        ("info/st", "cooper/signal/informative_groups_per_step", "{:.1f}"),
+        ("adv>wrg", "cooper/signal/pos_adv_to_wrong", "{:.2f}"),
         ("len", "completions/mean_length", "{:.0f}"),
     )
 

@@ -80,7 +80,12 @@ class RLConfig:
     )
     rm_max_length: int | None = field(default=None, metadata={"help": "RM input tokens (default: the RM's own)."})
     datasets: list[str] = field(
-        default_factory=lambda: ["builtin:train:256"], metadata={"help": "Training problem sources (see cooper data)."}
+        default_factory=lambda: ["builtin:train:256"],
+        metadata={
+            "help": "Training problem sources (see cooper data). To train only on prompts the starting policy "
+            "solves sometimes (GRPO learns nothing from a group whose rewards are all equal), pass the file that "
+            "`cooper filter --policy POLICY --datasets ...` writes: pass rate of k samples in a band, per row."
+        },
     )
     question_field: str | None = field(
         default=None, metadata={"help": "Question column of file sources (auto-detected if unset)."}
@@ -485,6 +490,9 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
         "mode": "strict",
         "timeout": cfg.verify_timeout,
         "rollouts_path": Path(cfg.output_dir) / "rollouts.jsonl" if cfg.log_rollouts else None,
+        "group_size": cfg.num_generations,
+        "scale_rewards": cfg.scale_rewards,
+        "steps_per_generation": cfg.steps_per_generation,
     }
     monitor = HackingMonitor.from_config(cfg)
     if cfg.reward == "rule":
