@@ -113,6 +113,13 @@ class RLConfig:
         default="constant",
         metadata={"help": "Policy learning-rate schedule (transformers names: constant, linear, cosine, ...)."},
     )
+    warmup_steps: int = field(
+        default=0,
+        metadata={
+            "help": "Optimizer steps of linear learning-rate warm-up from 0 (policy; 0: none); needs a schedule "
+            "that has one: constant_with_warmup, linear, cosine, ..."
+        },
+    )
     loss_type: str = field(default="grpo", metadata={"help": "TRL loss_type: grpo (paper), dapo, dr_grpo, bnpo, ..."})
     scale_rewards: str = field(
         default="group",
@@ -423,6 +430,8 @@ class RLConfig:
     def __post_init__(self):
         if self.scale_rewards not in ("group", "batch", "none"):
             raise ValueError(f"--scale_rewards must be group, batch or none (got {self.scale_rewards!r})")
+        if self.warmup_steps and self.lr_scheduler_type == "constant":  # transformers would ignore the warm-up
+            raise ValueError("--warmup_steps needs --lr_scheduler_type constant_with_warmup (or linear, cosine, ...)")
         if self.rm_binary_reward and self.reward == "rule":
             raise ValueError("--rm_binary_reward is an RM option: it needs --reward model or cooper (got rule)")
         # 'auto' bf16 options become what this machine runs natively; rl_config.json records the resolved values
@@ -606,6 +615,7 @@ def build_trainer(cfg: RLConfig):
         max_steps=cfg.max_steps,
         learning_rate=cfg.learning_rate,
         lr_scheduler_type=cfg.lr_scheduler_type,
+        warmup_steps=cfg.warmup_steps,
         per_device_train_batch_size=per_step // (world * cfg.gradient_accumulation_steps),
         gradient_accumulation_steps=cfg.gradient_accumulation_steps,
         steps_per_generation=cfg.steps_per_generation * cfg.gradient_accumulation_steps,  # TRL counts micro-steps
@@ -688,7 +698,7 @@ def build_trainer(cfg: RLConfig):
 RUN_IDENTITY = {
     "all": (
         "reward", "policy", "datasets", "question_field", "answer_field", "prompt_template", "num_generations",
-        "prompts_per_step", "gradient_accumulation_steps", "beta", "learning_rate", "lr_scheduler_type", "loss_type",
+        "prompts_per_step", "gradient_accumulation_steps", "beta", "learning_rate", "lr_scheduler_type", "warmup_steps", "loss_type",
         "scale_rewards", "temperature", "top_p", "max_prompt_length", "max_completion_length", "seed", "data_seed",
         "steps_per_generation", "num_iterations",
     ),

@@ -1,0 +1,156 @@
+"""Issue 67's report: per run of experiments/rl_learns/results/runs (and issue 15's rule runs as the reference),
+the learning signal, the training accuracy's slope, held-out gains with 95 % intervals and the speed.
+
+  python experiments/rl_learns/report.py      # writes results/table.md and results/summary.json
+
+Per run:
+  informative groups / step   GRPO groups with reward spread per optimizer step (from the logged rollouts: every
+                              reward call's rollouts, G consecutive ones per prompt; learning_signal.py)
+  zero-spread, all-wrong      shares of groups
+  train acc slope             least-squares slope of the rollouts' rule accuracy per reward call against the
+                              rollouts trained on so far, in points per 1,000 rollouts
+  held-out gain               last evaluation minus step 0 on each held-out set, paired by problem (95 % interval
+                              over problems: one seed per run)
+  s / 1k rollouts             seconds of training steps (timing.jsonl) per 1,000 rollouts trained on
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from cooper_rl.io import atomic_write_json, atomic_write_text, read_jsonl  # noqa: E402
+from cooper_rl.learning_signal import learning_signal  # noqa: E402
+from stats import ci95, eval_scores, slope_per_1000  # noqa: E402
+
+I15 = HERE.parent / "reproduce" / "results_hack" / "runs"
+SETS = {"builtin:test:100:1,2": "built-in test", "svamp_heldout": "SVAMP", "gsm8k_test": "GSM8K"}
+
+
+def set_name(ds: str) -> str:
+    """Short name of an evaluation set."""
+    return next((v for k, v in SETS.items() if k in ds), ds)
+
+
+def rollout_calls(d: Path) -> list[list[dict]]:
+    """The logged rollouts of a run, one list per reward call, in order."""
+    f = d / "rollouts.jsonl.gz"
+    if not f.is_file():
+        return []
+    calls = defaultdict(list)
+    with gzip.open(f, "rt") as fh:
+        for line in fh:
+            r = json.loads(line)
+            calls[r["step"]].append(r)
+    return [calls[s] for s in sorted(calls)]
+
+
+def run_report(d: Path, label: str) -> dict:
+    """The report's numbers for one run directory (module docstring)."""
+    cfg = json.loads((d / "rl_config.json").read_text())
+    g, spg = cfg["num_generations"], cfg.get("steps_per_generation", 1)
+    calls = rollout_calls(d)
+    signal = [
+        learning_signal([r["reward"] for r in c], [r["verdict"] for r in c], g, cfg.get("scale_rewards", "group"), spg)
+        for c in calls
+    ]
+    signal = [s for s in signal if s]
+    avg = lambda k: sum(s[k] for s in signal) / len(signal) if signal else None
+    seen, xs, ys = 0, [], []
+    for c in calls:
+        seen += len(c)
+        xs.append(seen)
+        ys.append(100 * sum(r["verdict"] for r in c) / len(c))
+    evals = read_jsonl(d / "evals.jsonl", missing_ok=True)
+    last = evals[-1]["step"] if evals else None
+    start, end = eval_scores(d, 0), eval_scores(d, last) if last else None
+    heldout = {}
+    for e in evals[:1] + evals[-1:]:
+        for ds, m in e["policy"].items():
+            heldout.setdefault(set_name(ds), {})[e["step"]] = 100 * m["avg@k_strict"]
+    gains = {}
+    if start and end:
+        for ds in end:
+            diff = {i: 100 * (end[ds][i] - start[ds][i]) for i in end[ds] if i in start.get(ds, {})}
+            if diff:
+                m = sum(diff.values()) / len(diff)
+                gains[set_name(ds)] = {"gain": m, "ci95": ci95([m], [diff])}
+    timing = read_jsonl(d / "timing.jsonl", missing_ok=True)
+    n_rollouts = sum(len(c) for c in calls)
+    return {
+        "label": label,
+        "steps": max((r["step"] for r in read_jsonl(d / "metrics.jsonl", missing_ok=True)), default=0),
+        "rollouts": n_rollouts,
+        "rollouts_per_step": cfg["prompts_per_step"] * g,
+        "learning_rate": cfg["learning_rate"],
+        "informative_groups_per_step": avg("informative_groups_per_step"),
+        "zero_spread_groups": avg("zero_spread_groups"),
+        "all_wrong_groups": avg("all_wrong_groups"),
+        "train_accuracy_first_quarter": sum(ys[: max(1, len(ys) // 4)]) / max(1, len(ys) // 4) if ys else None,
+        "train_accuracy_last_quarter": sum(ys[-max(1, len(ys) // 4) :]) / max(1, len(ys) // 4) if ys else None,
+        "train_accuracy_slope_per_1k": slope_per_1000(xs, ys),
+        "eval_steps": [e["step"] for e in evals],
+        "heldout": heldout,
+        "heldout_gain": gains,
+        "seconds_per_1k_rollouts": 1000 * sum(t["step_seconds"] for t in timing) / n_rollouts if n_rollouts else None,
+    }
+
+
+def fmt(x, form="{:.1f}") -> str:
+    """A number for the table, '-' for None."""
+    return "-" if x is None else form.format(x)
+
+
+def table(rows: dict) -> str:
+    """The sweep table (markdown)."""
+    head = (
+        "| run | rollouts/step | lr | steps | informative groups/step | zero-spread | all-wrong | train acc "
+        "(first → last quarter) | slope /1k | built-in test: start → end (gain, 95 % CI) | SVAMP gain | GSM8K gain "
+        "| s/1k rollouts |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+    )
+    out = []
+    for name, r in rows.items():
+        bt = r["heldout"].get("built-in test", {})
+        g = r["heldout_gain"]
+
+        def gain(s, g=g):
+            if s not in g:
+                return "-"
+            lo, hi = g[s]["ci95"]
+            return f"{g[s]['gain']:+.1f} ({lo:+.1f}, {hi:+.1f})"
+
+        bts = f"{fmt(bt.get(0))} → {fmt(bt.get(max(bt) if bt else None))} ({gain('built-in test')})" if bt else "-"
+        out.append(
+            f"| {name} | {r['rollouts_per_step']} | {r['learning_rate']:g} | {r['steps']} | "
+            f"{fmt(r['informative_groups_per_step'], '{:.2f}')} | {fmt(r['zero_spread_groups'], '{:.2f}')} | "
+            f"{fmt(r['all_wrong_groups'], '{:.2f}')} | {fmt(r['train_accuracy_first_quarter'])} → "
+            f"{fmt(r['train_accuracy_last_quarter'])} | {fmt(r['train_accuracy_slope_per_1k'], '{:+.2f}')} | {bts} | "
+            f"{gain('SVAMP')} | {gain('GSM8K')} | {fmt(r['seconds_per_1k_rollouts'], '{:.0f}')} |"
+        )
+    return head + "\n".join(out) + "\n"
+
+
+def main():
+    results = HERE / "results"
+    rows = {}
+    for s in range(3):  # the reference: issue 15's rule runs (2 prompts x G=4, unfiltered, lr 1e-5)
+        if (I15 / f"rule-s{s}").is_dir():
+            rows[f"i15 rule (issue 15) s{s}"] = run_report(I15 / f"rule-s{s}", "issue 15 rule")
+    for d in sorted((results / "runs").glob("*-s*")):
+        if (d / "rl_config.json").is_file():
+            rows[d.name] = run_report(d, d.name)
+    atomic_write_json(results / "summary.json", rows)
+    atomic_write_text(
+        results / "table.md",
+        "# Regime sweep (rule reward; generated by report.py)\n\n" + table(rows),
+    )
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main()

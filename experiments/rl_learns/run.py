@@ -1,0 +1,222 @@
+"""Issue 67, "RL that learns": build what the runs need, run NAME:SEED runs (two at a time), keep their logs.
+
+  python experiments/rl_learns/run.py b64:0 i15_filter:0 ...   # these runs, in order, --jobs at a time
+  python experiments/rl_learns/run.py --sweep                  # every setting of settings.yaml, seed 0
+  python experiments/rl_learns/run.py --report-only            # copy the run dirs' logs, write the report
+
+Steps, each skipped when its output exists (a fresh clone rebuilds what it lacks; everything is resumable):
+1. the warm-up policy, runs/sft-builtin100 (issue 15's: experiments/reproduce/run_hack.sh builds it the same way,
+   pinned kernels, so it comes out bit-identical; check_artifacts.py checks it against the committed runs);
+2. the evaluation sets, runs/rl_learns/eval/{svamp_heldout,gsm8k_test}.jsonl (issue 15's, byte-identical);
+3. the filtered prompts (cooper filter, settings.yaml `filter`), committed under experiments/rl_learns/data/, when a
+   planned run trains on them;
+4. the runs: `cooper rl` per NAME:SEED into runs/rl_learns/NAME-sSEED (resumed from its last checkpoint), with
+   one torch thread each when two run side by side. While they run, their logs (metrics, evaluations, timing,
+   rollouts, per-problem evaluation samples) are copied to experiments/rl_learns/results/runs/NAME-sSEED/ every
+   minute: commit them as each evaluation lands. A run whose committed logs went further than its run dir (a lost
+   machine) is left to the committed logs until the rerun catches up.
+Kernels: native (not the AVX2/non-Intel-MKL pinning of issue 15; benchmarks/pinning.py measured the cost and
+docs say why): fp32 runs reproduce within their seed spread, not bit for bit, across CPUs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+RUNS = ROOT / "runs" / "rl_learns"
+SFT = ROOT / "runs" / "sft-builtin100"
+EVAL_DIR = RUNS / "eval"
+SHARED = Path(os.environ.get("SHARED", ROOT.parent / "shared" / "data"))
+COOPER = str(ROOT / ".venv" / "bin" / "cooper")
+PY = str(ROOT / ".venv" / "bin" / "python")
+
+
+def sh(cmd: str) -> None:
+    """Run a bash command in the repo root with experiments/common.sh's environment (set-up, pinned kernels)."""
+    subprocess.run(["bash", "-c", f"source experiments/common.sh; {cmd}"], cwd=ROOT, check=True)
+
+
+def ensure_inputs(settings: dict, filtered: bool) -> None:
+    """Steps 1-3 of the module docstring."""
+    if not (SFT / "sft_summary.json").is_file():
+        print(f"[rl_learns] building the warm-up {SFT} (issue 15's, ~20 min)", flush=True)
+        resume = "--resume_from_checkpoint last" if list(SFT.glob("checkpoint-*")) else ""
+        sh(
+            f"$C sft --datasets builtin:train:2000:1,2 --max_steps 100 --output_dir {SFT} --bf16_autocast false "
+            f"--seed 0 --save_steps 10 {resume} >> {SFT}.log 2>&1"
+        )
+        sh(f"{PY} experiments/reproduce/check_artifacts.py experiments/reproduce/results_hack")
+    if not (EVAL_DIR / "gsm8k_test.jsonl").is_file():
+        if not (ROOT / "experiments/verifyrm/data/svamp_heldout.jsonl").is_file():
+            sh(f"{PY} experiments/verifyrm/prepare.py {SHARED}")
+        from cooper_rl.data import load_problems, save_problems
+
+        EVAL_DIR.mkdir(parents=True, exist_ok=True)
+        save_problems(load_problems(f"{SHARED}/gsm8k/test.jsonl").problems[:100], EVAL_DIR / "gsm8k_test.jsonl")
+        svamp = load_problems(str(ROOT / "experiments/verifyrm/data/svamp_heldout.jsonl")).problems[:100]
+        save_problems(svamp, EVAL_DIR / "svamp_heldout.jsonl")
+    f = settings["filter"]
+    if filtered and not (ROOT / f["output"]).is_file():  # native kernels, as the runs (main)
+        args = [x for k, v in f.items() for x in (f"--{k}", *(map(str, v) if isinstance(v, list) else [str(v)]))]
+        with open(RUNS / "filter.log", "a") as log:
+            subprocess.run([COOPER, "filter", "--policy", f"{SFT}/policy", *args], cwd=ROOT, env=native_env(), stdout=log, stderr=subprocess.STDOUT, check=True)  # fmt: skip
+
+
+def native_env(threads: int | None = None) -> dict:
+    """The runs' environment: offline, torch's and MKL's own kernels for this CPU, `threads` threads if given."""
+    env = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "LD_PRELOAD")}
+    env |= {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    if threads:
+        env |= {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    return env
+
+
+def command(settings: dict, name: str, seed: int) -> list[str]:
+    """The `cooper rl` command of run NAME:SEED."""
+    s = settings["settings"][name]
+    f = settings["filter"]
+    data = [f["output"]] if s["filtered"] else f["datasets"]
+    flags = settings["common"] | s["flags"]
+    out = RUNS / f"{name}-s{seed}"
+    cmd = [COOPER, "rl", "--config", "configs/rl_cpu.yaml", "--policy", f"{SFT}/policy", "--datasets", *data]
+    cmd += ["--data_seed", str(f["data_seed"]), "--seed", str(seed), "--output_dir", str(out)]
+    cmd += [
+        "--eval_datasets",
+        "builtin:test:100:1,2",
+        f"{EVAL_DIR}/svamp_heldout.jsonl",
+        f"{EVAL_DIR}/gsm8k_test.jsonl",
+    ]
+    for k, v in flags.items():
+        cmd += [f"--{k}", str(v).lower() if isinstance(v, bool) else str(v)]
+    step0 = [str(d) for d in sorted(RUNS.glob(f"*-s{seed}")) if d.is_dir() and d != out]
+    step0 += [str(d) for d in sorted((RESULTS / "runs").glob(f"*-s{seed}"))]  # committed (a lost machine)
+    if step0:
+        cmd += ["--eval_step0_from", *step0]
+    if list(out.glob("checkpoint-*")):
+        cmd += ["--resume_from_checkpoint", "last"]
+    return cmd
+
+
+def steps_logged(d: Path) -> tuple[int, int]:
+    """(last evaluated step, last logged step) of a run's logs."""
+
+    def last(f):
+        try:
+            lines = (d / f).read_text().splitlines()
+            return json.loads(lines[-1])["step"] if lines else -1
+        except (OSError, ValueError, KeyError):
+            return -1
+
+    return last("evals.jsonl"), last("metrics.jsonl")
+
+
+def copy_logs(out: Path) -> None:
+    """Copy a run dir's logs to results/runs/NAME (unless the committed ones went further: a lost machine)."""
+    dst = RESULTS / "runs" / out.name
+    if not (out / "evals.jsonl").is_file() or steps_logged(dst) > steps_logged(out):
+        return
+    tmp = dst.with_name(dst.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for f in ("metrics.jsonl", "evals.jsonl", "timing.jsonl", "rl_config.json", "rl_summary.json"):
+        if (out / f).is_file():
+            shutil.copy(out / f, tmp / f)
+    if (out / "rollouts.jsonl").is_file():
+        with open(out / "rollouts.jsonl", "rb") as src, gzip.GzipFile(tmp / "rollouts.jsonl.gz", "wb", mtime=0) as z:
+            shutil.copyfileobj(src, z)
+    for e in sorted((out / "eval").glob("step-*")):
+        if (e / "samples.jsonl").is_file():
+            (tmp / "eval" / e.name).mkdir(parents=True)
+            with open(e / "samples.jsonl", "rb") as src, gzip.GzipFile(tmp / "eval" / e.name / "samples.jsonl.gz", "wb", mtime=0) as z:  # fmt: skip
+                shutil.copyfileobj(src, z)
+            if (e / "summary.json").is_file():
+                shutil.copy(e / "summary.json", tmp / "eval" / e.name / "summary.json")
+    shutil.rmtree(dst, ignore_errors=True)
+    tmp.rename(dst)
+
+
+def step0_pending(name: str, seed: int) -> bool:
+    """Whether run NAME:SEED has not finished its step-0 evaluation yet."""
+    return not (RUNS / f"{name}-s{seed}" / "eval" / "step-0" / "summary.json").is_file()
+
+
+def finished(settings: dict, name: str, seed: int) -> bool:
+    """Whether NAME:SEED reached its max_steps (here or in the committed logs)."""
+    want = settings["settings"][name]["flags"]["max_steps"]
+    for d in (RUNS / f"{name}-s{seed}", RESULTS / "runs" / f"{name}-s{seed}"):
+        if (d / "rl_summary.json").is_file() and json.loads((d / "rl_summary.json").read_text())["global_step"] >= want:
+            return True
+    return False
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("runs", nargs="*", help="NAME:SEED, in order")
+    ap.add_argument("--sweep", action="store_true", help="every setting, seed 0")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--report-only", action="store_true")
+    args = ap.parse_args()
+    settings = yaml.safe_load((HERE / "settings.yaml").read_text())
+    RUNS.mkdir(parents=True, exist_ok=True)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    plan = [(r.split(":")[0], int(r.split(":")[1])) for r in args.runs]
+    if args.sweep:
+        plan += [(n, 0) for n in settings["settings"]]
+    for name, _ in plan:
+        if name not in settings["settings"]:
+            sys.exit(f"unknown setting {name!r}; settings.yaml has {sorted(settings['settings'])}")
+    if not args.report_only:
+        ensure_inputs(settings, any(settings["settings"][n]["filtered"] for n, _ in plan))
+    env = native_env(max(1, (os.cpu_count() or 2) // args.jobs) if args.jobs > 1 else None)
+    todo = [] if args.report_only else [(n, s) for n, s in plan if not finished(settings, n, s)]
+    running: dict = {}
+    failed = []
+    while todo or running:
+        while todo and len(running) < args.jobs:
+            # a seed's step-0 evaluation is computed once: its other runs wait for the first to finish it
+            ready = [r for r in todo if not any(s == r[1] and step0_pending(n, s) for n, s in running)]
+            if not ready:
+                break
+            name, seed = ready[0]
+            todo.remove(ready[0])
+            cmd = command(settings, name, seed)
+            out = RUNS / f"{name}-s{seed}"
+            with open(RESULTS / "commands.txt", "a") as f:
+                f.write(
+                    f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {' '.join(cmd).replace(str(ROOT) + '/', '')}\n"
+                )
+            print(f"[rl_learns] {name}:{seed} -> {out} ({time.strftime('%H:%M:%S')})", flush=True)
+            running[(name, seed)] = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=open(f"{out}.log", "a"), stderr=subprocess.STDOUT)  # fmt: skip
+        time.sleep(60)
+        for key, p in list(running.items()):
+            copy_logs(RUNS / f"{key[0]}-s{key[1]}")
+            if p.poll() is not None:
+                del running[key]
+                print(
+                    f"[rl_learns] {key[0]}:{key[1]} ended with {p.returncode} ({time.strftime('%H:%M:%S')})", flush=True
+                )
+                if p.returncode not in (0, 143):
+                    failed.append(key)
+    for d in sorted(RUNS.glob("*-s*")):
+        if d.is_dir():
+            copy_logs(d)
+    subprocess.run([PY, str(HERE / "report.py")], cwd=ROOT, check=False)
+    if failed:
+        sys.exit(f"failed: {failed} (see runs/rl_learns/NAME-sSEED.log)")
+
+
+if __name__ == "__main__":
+    main()
