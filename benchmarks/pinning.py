@@ -6,7 +6,7 @@ The experiment scripts pin torch's CPU kernels to AVX2 (ATEN_CPU_CAPABILITY=avx2
 non-Intel path (experiments/mkl_non_intel.c preloaded), so that fp32 runs come out bit-identical on AMD and Intel
 machines. On a CPU with AVX-512/AMX that leaves its wider kernels unused. Each round starts one `cooper rl` per
 variant side by side (one torch thread each, as the experiments run two jobs on two cores; fp32 both), on the
-rule reward at 8 prompts x G=8 per optimizer step, and reads the step times from timing.jsonl; the first step
+rule reward at 8 prompts x G=8 per optimizer step (4 micro-batches of 16), and reads the step times from timing.jsonl; the first step
 (warm-up) is dropped. Headline: native / pinned ratio of median step seconds (and of generation and update).
 Writes benchmarks/results/pinning.json.
 """
@@ -55,6 +55,7 @@ def main():
     flags = ["--config", "configs/rl_cpu.yaml", "--reward", "rule", "--policy", args.policy]
     flags += ["--datasets", "builtin:train:200:1,2", "--data_seed", "1000", "--prompts_per_step", "8"]
     flags += ["--num_generations", "8", "--steps_per_generation", "1", "--max_steps", str(args.steps)]
+    flags += ["--gradient_accumulation_steps", "4"]  # 64 sequences in one backward: ~13 GB per process
     flags += ["--learning_rate", "1e-5", "--save_steps", "1000", "--report_to", "none", "--log_rollouts", "false"]
     flags += ["--bf16_autocast", "false", "--rollout_bf16_weights", "false", "--rm_bf16_autocast", "false"]
     per = {"pinned": [], "native": []}

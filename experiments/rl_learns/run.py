@@ -9,7 +9,7 @@ Steps, each skipped when its output exists (a fresh clone rebuilds what it lacks
    pinned kernels, so it comes out bit-identical; check_artifacts.py checks it against the committed runs);
 2. the evaluation sets, runs/rl_learns/eval/{svamp_heldout,gsm8k_test}.jsonl (issue 15's, byte-identical);
 3. the filtered prompts (cooper filter, settings.yaml `filter`), committed under experiments/rl_learns/data/, when a
-   planned run trains on them;
+   planned run trains on them (a job beside the runs on unfiltered prompts; the others wait for it);
 4. the runs: `cooper rl` per NAME:SEED into runs/rl_learns/NAME-sSEED (resumed from its last checkpoint), with
    one torch thread each when two run side by side. While they run, their logs (metrics, evaluations, timing,
    rollouts, per-problem evaluation samples) are copied to experiments/rl_learns/results/runs/NAME-sSEED/ every
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import os
 import shutil
@@ -39,6 +40,8 @@ RESULTS = HERE / "results"
 RUNS = ROOT / "runs" / "rl_learns"
 SFT = ROOT / "runs" / "sft-builtin100"
 EVAL_DIR = RUNS / "eval"
+# issue 15's warm-up; pinned kernels rebuild it bit-identical on AMD and Intel CPUs (docs/RESULTS.md)
+WARMUP_SHA256 = "dd71158a6d5c1cf2c750e815ff717386e2949b01b6502891a8a455f02f5355cf"
 SHARED = Path(os.environ.get("SHARED", ROOT.parent / "shared" / "data"))
 COOPER = str(ROOT / ".venv" / "bin" / "cooper")
 PY = str(ROOT / ".venv" / "bin" / "python")
@@ -49,8 +52,8 @@ def sh(cmd: str) -> None:
     subprocess.run(["bash", "-c", f"source experiments/common.sh; {cmd}"], cwd=ROOT, check=True)
 
 
-def ensure_inputs(settings: dict, filtered: bool) -> None:
-    """Steps 1-3 of the module docstring."""
+def ensure_inputs() -> None:
+    """Steps 1-2 of the module docstring."""
     if not (SFT / "sft_summary.json").is_file():
         print(f"[rl_learns] building the warm-up {SFT} (issue 15's, ~20 min)", flush=True)
         resume = "--resume_from_checkpoint last" if list(SFT.glob("checkpoint-*")) else ""
@@ -58,7 +61,9 @@ def ensure_inputs(settings: dict, filtered: bool) -> None:
             f"$C sft --datasets builtin:train:2000:1,2 --max_steps 100 --output_dir {SFT} --bf16_autocast false "
             f"--seed 0 --save_steps 10 {resume} >> {SFT}.log 2>&1"
         )
-        sh(f"{PY} experiments/reproduce/check_artifacts.py experiments/reproduce/results_hack")
+    got = hashlib.sha256((SFT / "policy" / "model.safetensors").read_bytes()).hexdigest()
+    if got != WARMUP_SHA256:  # every run of the experiment starts from the same weights, on any machine
+        sys.exit(f"{SFT}/policy is not issue 15's warm-up (sha256 {got[:12]}..., want {WARMUP_SHA256[:12]}...)")
     if not (EVAL_DIR / "gsm8k_test.jsonl").is_file():
         if not (ROOT / "experiments/verifyrm/data/svamp_heldout.jsonl").is_file():
             sh(f"{PY} experiments/verifyrm/prepare.py {SHARED}")
@@ -68,11 +73,13 @@ def ensure_inputs(settings: dict, filtered: bool) -> None:
         save_problems(load_problems(f"{SHARED}/gsm8k/test.jsonl").problems[:100], EVAL_DIR / "gsm8k_test.jsonl")
         svamp = load_problems(str(ROOT / "experiments/verifyrm/data/svamp_heldout.jsonl")).problems[:100]
         save_problems(svamp, EVAL_DIR / "svamp_heldout.jsonl")
+
+
+def filter_command(settings: dict) -> list[str]:
+    """The `cooper filter` command of settings.yaml's `filter` (step 3)."""
     f = settings["filter"]
-    if filtered and not (ROOT / f["output"]).is_file():  # native kernels, as the runs (main)
-        args = [x for k, v in f.items() for x in (f"--{k}", *(map(str, v) if isinstance(v, list) else [str(v)]))]
-        with open(RUNS / "filter.log", "a") as log:
-            subprocess.run([COOPER, "filter", "--policy", f"{SFT}/policy", *args], cwd=ROOT, env=native_env(), stdout=log, stderr=subprocess.STDOUT, check=True)  # fmt: skip
+    args = [x for k, v in f.items() for x in (f"--{k}", *(map(str, v) if isinstance(v, list) else [str(v)]))]
+    return [COOPER, "filter", "--policy", f"{SFT}/policy", *args]
 
 
 def native_env(threads: int | None = None) -> dict:
@@ -166,7 +173,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="*", help="NAME:SEED, in order")
     ap.add_argument("--sweep", action="store_true", help="every setting, seed 0")
-    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--jobs", type=int, default=2, help="runs (and the filter) side by side")
+    ap.add_argument("--threads", type=int, default=None, help="torch threads per job (default: cores / jobs)")
     ap.add_argument("--report-only", action="store_true")
     args = ap.parse_args()
     settings = yaml.safe_load((HERE / "settings.yaml").read_text())
@@ -179,15 +187,29 @@ def main():
         if name not in settings["settings"]:
             sys.exit(f"unknown setting {name!r}; settings.yaml has {sorted(settings['settings'])}")
     if not args.report_only:
-        ensure_inputs(settings, any(settings["settings"][n]["filtered"] for n, _ in plan))
-    env = native_env(max(1, (os.cpu_count() or 2) // args.jobs) if args.jobs > 1 else None)
+        ensure_inputs()
+    env = native_env(args.threads or (max(1, (os.cpu_count() or 2) // args.jobs) if args.jobs > 1 else None))
     todo = [] if args.report_only else [(n, s) for n, s in plan if not finished(settings, n, s)]
     running: dict = {}
     failed = []
+    filtered = ROOT / settings["filter"]["output"]
+    # the filter pre-pass is a job of its own: runs on unfiltered prompts need not wait for it
+    want_filter = any(settings["settings"][n]["filtered"] for n, _ in todo) and not filtered.is_file()
     while todo or running:
-        while todo and len(running) < args.jobs:
-            # a seed's step-0 evaluation is computed once: its other runs wait for the first to finish it
-            ready = [r for r in todo if not any(s == r[1] and step0_pending(n, s) for n, s in running)]
+        while len(running) < args.jobs:
+            if want_filter and "filter" not in running:
+                print(f"[rl_learns] cooper filter -> {filtered} ({time.strftime('%H:%M:%S')})", flush=True)
+                log = open(RUNS / "filter.log", "a")
+                running["filter"] = subprocess.Popen(filter_command(settings), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+                continue
+            # a seed's step-0 evaluation is computed once: its other runs wait for the first to finish it; runs on
+            # filtered prompts wait for the filter
+            ready = [
+                r
+                for r in todo
+                if (filtered.is_file() or not settings["settings"][r[0]]["filtered"])
+                and not any(key != "filter" and key[1] == r[1] and step0_pending(*key) for key in running)
+            ]
             if not ready:
                 break
             name, seed = ready[0]
@@ -202,6 +224,15 @@ def main():
             running[(name, seed)] = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=open(f"{out}.log", "a"), stderr=subprocess.STDOUT)  # fmt: skip
         time.sleep(60)
         for key, p in list(running.items()):
+            if key == "filter":
+                if p.poll() is not None:
+                    del running[key]
+                    want_filter = False
+                    if p.returncode:
+                        todo = [r for r in todo if not settings["settings"][r[0]]["filtered"]]
+                        failed.append("filter")
+                        print(f"[rl_learns] cooper filter failed ({p.returncode}): see {RUNS}/filter.log", flush=True)
+                continue
             copy_logs(RUNS / f"{key[0]}-s{key[1]}")
             if p.poll() is not None:
                 del running[key]
