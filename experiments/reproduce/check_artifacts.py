@@ -27,7 +27,7 @@ from types import SimpleNamespace
 
 from cooper_rl.io import read_jsonl
 from cooper_rl.rl.callbacks import STEP0_PRECISION, step0_fingerprint
-from cooper_rl.rl.train import rm_weights_sha256
+from cooper_rl.rl.config import rm_weights_sha256
 
 AUROC_TOL = 1e-4  # ~8 swapped pairs of 80,591 on the 600-row labelled set
 ECE_TOL = 1e-5

@@ -212,7 +212,8 @@ def run_demo(cfg: DemoConfig) -> dict:
 
     from cooper_rl.evaluate import EvalConfig, evaluate
     from cooper_rl.plot import PlotConfig, plot_runs
-    from cooper_rl.rl.train import RLConfig, run_rl
+    from cooper_rl.rl.config import RLConfig
+    from cooper_rl.rl.train import run_rl
     from cooper_rl.rm.build import RMDataConfig
 
     hf_logging.disable_progress_bar()  # weight loading/saving bars; the long phases keep their own bars

@@ -1,16 +1,22 @@
 """Trainer callbacks shared by the three commands built on a transformers Trainer (`cooper sft`, `cooper train-rm`,
-`cooper rl`): a console with progress bars only, and stop-on-signal with a checkpoint (a job stopped from outside
-resumes where it stopped)."""
+`cooper rl`): a console with progress bars only, stop-on-signal with a checkpoint (a job stopped from outside
+resumes where it stopped), and finding the checkpoint to resume from."""
 
 from __future__ import annotations
 
+import json
+import logging
+import os
 import signal
 import threading
+from pathlib import Path
 
 from transformers import TrainerCallback
 from transformers.trainer_callback import ProgressCallback
 
 from cooper_rl.io import TrainingInterrupted
+
+log = logging.getLogger(__name__)
 
 
 class BarOnlyProgress(ProgressCallback):
@@ -89,3 +95,31 @@ def train_until_signal(trainer, on_signal: SaveOnSignal, resume_from_checkpoint=
             " (rerun with --resume_from_checkpoint last to continue)"
         )
     return result
+
+
+def resolve_checkpoint(output_dir: str | os.PathLike, value: str | None, require: str | None = None) -> str | None:
+    """The checkpoint dir to resume from: None for no value; the newest COMPLETE checkpoint-N in output_dir for
+    'last'/'true' (TRL's trainer_state.json present, and ``require``, a path inside the checkpoint, if given);
+    else ``value`` itself, which must be a directory. Raises FileNotFoundError saying what is missing."""
+    if not value:
+        return None
+    if value.lower() in ("last", "true"):
+        # a kill can leave the newest checkpoint half-written: TRL writes trainer_state.json last, and in
+        # cooper mode the RM state is added after it
+        def step_of(p: Path) -> int:
+            tail = p.name.split("-", 1)[1]
+            return int(tail) if tail.isdigit() else -1
+
+        for ckpt in sorted(Path(output_dir).glob("checkpoint-*"), key=step_of, reverse=True):
+            if (ckpt / "trainer_state.json").is_file() and (require is None or (ckpt / require).exists()):
+                return str(ckpt)
+            log.warning("skipping incomplete checkpoint %s", ckpt)
+        raise FileNotFoundError(f"no complete checkpoint-N dir in {output_dir} to resume from")
+    if not Path(value).is_dir():
+        raise FileNotFoundError(f"checkpoint not found: {value}")
+    return value
+
+
+def checkpoint_step(checkpoint: str | os.PathLike) -> int:
+    """The global step a TRL checkpoint was written at."""
+    return json.loads((Path(checkpoint) / "trainer_state.json").read_text())["global_step"]

@@ -162,7 +162,7 @@ def test_replay_reads_the_reward_paid_to_wrong_rollouts_from_metrics_or_gzipped_
 
 
 def test_from_config_reads_every_threshold_of_a_run_config():
-    from cooper_rl.rl.train import RLConfig
+    from cooper_rl.rl.config import RLConfig
 
     cfg = RLConfig(monitor_window=8, monitor_fooled_rise=0.3, monitor_entropy_ratio=0.4)
     for source in (cfg, {f"monitor_{k}": getattr(cfg, f"monitor_{k}") for k in HackingMonitor.PARAMS}):

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from tests.experiments import load_script
 
 from cooper_rl.rl.callbacks import STEP0_PRECISION, step0_fingerprint
-from cooper_rl.rl.train import rm_weights_sha256
+from cooper_rl.rl.config import rm_weights_sha256
 
 ROOT = Path(__file__).resolve().parents[2]
 ca = load_script("check_artifacts")

@@ -5,7 +5,8 @@ import torch
 
 from cooper_rl.cooper.monitor import HackingMonitor
 from cooper_rl.cooper.negatives import make_negative_generator
-from cooper_rl.rl.checkpoint import RM_DIR, RM_STATE, load_rm_state, resolve_checkpoint, save_rm_state, trim_logs
+from cooper_rl.rl.checkpoint import RM_DIR, RM_STATE, load_rm_state, save_rm_state, trim_logs
+from cooper_rl.trainer_hooks import resolve_checkpoint
 from tiny import tiny_rm
 
 

@@ -13,7 +13,8 @@ from cooper_rl.cli import parse_config
 from cooper_rl.cooper.reward_model import VerifyRM
 from cooper_rl.evaluate import EvalConfig, evaluate
 from cooper_rl.rl.checkpoint import RM_DIR
-from cooper_rl.rl.train import RLConfig, build_trainer, run_rl
+from cooper_rl.rl.config import RLConfig
+from cooper_rl.rl.train import build_trainer, run_rl
 from cooper_rl.rm.train import TrainRMConfig, run_train_rm
 from tiny import same, save_tiny_bert, weights
 

@@ -11,17 +11,12 @@ from safetensors.torch import load_file, save_file
 from cooper_rl.cooper.rewards import CooperReward, ModelReward
 from cooper_rl.io import DataError
 from cooper_rl.models import load_tokenizer
-from cooper_rl.rl.callbacks import bf16_rollout_copy
-from cooper_rl.rl.checkpoint import RM_DIR, RM_STATE, resolve_checkpoint
-from cooper_rl.rl.train import (
-    RLConfig,
-    build_dataset,
-    build_trainer,
-    check_resume_identity,
-    rm_weights_sha256,
-    run_rl,
-)
+from cooper_rl.rl.checkpoint import RM_DIR, RM_STATE
+from cooper_rl.rl.config import RLConfig, check_resume_identity, rm_weights_sha256
+from cooper_rl.rl.rollout_speed import bf16_rollout_copy
+from cooper_rl.rl.train import build_dataset, build_trainer, run_rl
 from cooper_rl.rl.trl_internals import wrap_trainer_method
+from cooper_rl.trainer_hooks import resolve_checkpoint
 from tiny import QUESTIONS, run_cli_until_killed, same, weights
 
 
@@ -408,7 +403,7 @@ def test_trimmed_padding_gives_trls_log_probs_and_the_same_training(assets, tmp_
 def test_leading_padding_is_trimmed_only_where_a_position_shift_changes_nothing():
     from types import SimpleNamespace as NS
 
-    from cooper_rl.rl.callbacks import install_padding_trimmer, shift_invariant
+    from cooper_rl.rl.rollout_speed import install_padding_trimmer, shift_invariant
     from tiny import tiny_llama
 
     model, _ = tiny_llama()

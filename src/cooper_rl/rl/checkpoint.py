@@ -104,34 +104,6 @@ def load_monitor_state(monitor, checkpoint_dir: str | os.PathLike) -> bool:
     return True
 
 
-def resolve_checkpoint(output_dir: str | os.PathLike, value: str | None, require: str | None = None) -> str | None:
-    """The checkpoint dir to resume from: None for no value; the newest COMPLETE checkpoint-N in output_dir for
-    'last'/'true' (TRL's trainer_state.json present, and ``require``, a path inside the checkpoint, if given);
-    else ``value`` itself, which must be a directory. Raises FileNotFoundError saying what is missing."""
-    if not value:
-        return None
-    if value.lower() in ("last", "true"):
-        # a kill can leave the newest checkpoint half-written: TRL writes trainer_state.json last, and in
-        # cooper mode the RM state is added after it
-        def step_of(p: Path) -> int:
-            tail = p.name.split("-", 1)[1]
-            return int(tail) if tail.isdigit() else -1
-
-        for ckpt in sorted(Path(output_dir).glob("checkpoint-*"), key=step_of, reverse=True):
-            if (ckpt / "trainer_state.json").is_file() and (require is None or (ckpt / require).exists()):
-                return str(ckpt)
-            log.warning("skipping incomplete checkpoint %s", ckpt)
-        raise FileNotFoundError(f"no complete checkpoint-N dir in {output_dir} to resume from")
-    if not Path(value).is_dir():
-        raise FileNotFoundError(f"checkpoint not found: {value}")
-    return value
-
-
-def checkpoint_step(checkpoint: str | os.PathLike) -> int:
-    """The global step a TRL checkpoint was written at."""
-    return json.loads((Path(checkpoint) / "trainer_state.json").read_text())["global_step"]
-
-
 def trim_logs(output_dir: str | os.PathLike, step: int) -> None:
     """Drop lines of the per-step logs written after `step` (a resumed run writes them again), and lines cut
     by a kill."""

@@ -128,9 +128,8 @@ def _run_sft(cfg: SFTRunConfig, on_signal) -> dict:
     from trl import SFTConfig, SFTTrainer
 
     from cooper_rl.models import load_tokenizer, resolve_model
-    from cooper_rl.rl.checkpoint import resolve_checkpoint
     from cooper_rl.rl.trl_internals import score_completions_only
-    from cooper_rl.trainer_hooks import bar_only_progress, train_until_signal
+    from cooper_rl.trainer_hooks import bar_only_progress, resolve_checkpoint, train_until_signal
 
     if cfg.compact_lm_head and not torch.cuda.is_available():
         score_completions_only()  # the prompt and padding positions would also go through the 49k-word head

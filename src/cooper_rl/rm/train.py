@@ -179,8 +179,7 @@ def run_train_rm(cfg: TrainRMConfig) -> dict:
 def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
     from transformers import TrainingArguments, set_seed
 
-    from cooper_rl.rl.checkpoint import checkpoint_step, resolve_checkpoint
-    from cooper_rl.trainer_hooks import bar_only_progress, train_until_signal
+    from cooper_rl.trainer_hooks import bar_only_progress, checkpoint_step, resolve_checkpoint, train_until_signal
 
     set_seed(cfg.seed)
     rows = load_rm_rows(cfg.data, cfg.max_rows)
