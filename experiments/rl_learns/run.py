@@ -96,7 +96,7 @@ def command(settings: dict, name: str, seed: int) -> list[str]:
     s = settings["settings"][name]
     f = settings["filter"]
     data = [f["output"]] if s["filtered"] else f["datasets"]
-    flags = settings["common"] | s["flags"]
+    flags = settings["common"] | yaml.safe_load((HERE / "monitor.yaml").read_text()) | s["flags"]
     out = RUNS / f"{name}-s{seed}"
     cmd = [COOPER, "rl", "--config", "configs/rl_cpu.yaml", "--policy", f"{SFT}/policy", "--datasets", *data]
     cmd += ["--data_seed", str(f["data_seed"]), "--seed", str(seed), "--output_dir", str(out)]
