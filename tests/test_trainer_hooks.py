@@ -58,3 +58,34 @@ def test_run_rl_catches_a_signal_while_it_loads(tmp_path, monkeypatch):
     with pytest.raises(TrainingInterrupted, match="before training began"):
         rl_train.run_rl(rl_train.RLConfig(reward="rule", output_dir=str(tmp_path)))
     assert signal.getsignal(signal.SIGTERM) == previous  # not killed by the default handler, and put back
+
+
+def test_seconds_until_reads_budgets_clock_times_and_iso_times():
+    import datetime
+
+    from cooper_rl.trainer_hooks import seconds_until
+
+    now = datetime.datetime(2026, 12, 1, 17, 0, tzinfo=datetime.UTC)
+    assert seconds_until("+90", now) == 90.0
+    assert seconds_until("19:20", now) == 2 * 3600 + 20 * 60
+    assert seconds_until("16:00", now) == 23 * 3600  # a time already past today: tomorrow's
+    assert seconds_until("2026-12-01T17:30:00", now) == 1800.0
+    with pytest.raises(ValueError, match="stop_at: 'soon'"):
+        seconds_until("soon", now)
+
+
+def test_a_deadline_is_a_checkpointed_stop_request():
+    import time
+
+    from cooper_rl.trainer_hooks import signal_at
+
+    on_signal = SaveOnSignal()
+    try:
+        signal_at("+0.05")
+        deadline = time.time() + 5
+        while not on_signal.requested and time.time() < deadline:
+            time.sleep(0.02)
+        assert on_signal.requested  # what SIGTERM does: the next allowed step checkpoints and stops
+    finally:
+        on_signal.restore()
+    assert signal_at(None) is None

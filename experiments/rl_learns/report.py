@@ -29,7 +29,7 @@ from cooper_rl.learning_signal import learning_signal  # noqa: E402
 from stats import ci95, eval_scores, slope_per_1000  # noqa: E402
 
 I15 = HERE.parent / "reproduce" / "results_hack" / "runs"
-SETS = {"builtin:test:100:1,2": "built-in test", "svamp_heldout": "SVAMP", "gsm8k_test": "GSM8K"}
+SETS = {"builtin:test": "built-in test", "svamp_heldout": "SVAMP", "gsm8k_test": "GSM8K"}
 
 
 def set_name(ds: str) -> str:

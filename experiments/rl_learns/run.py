@@ -22,6 +22,7 @@ docs say why): fp32 runs reproduce within their seed spread, not bit for bit, ac
 from __future__ import annotations
 
 import argparse
+import fcntl
 import gzip
 import hashlib
 import json
@@ -33,6 +34,8 @@ import time
 from pathlib import Path
 
 import yaml
+
+from cooper_rl.trainer_hooks import seconds_until
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -155,6 +158,18 @@ def copy_logs(out: Path) -> None:
     tmp.rename(dst)
 
 
+def take_lock(path: Path) -> int | None:
+    """An fd holding an exclusive lock on `path` (passed to the job's process, so the lock lives as long as the job,
+    even past this driver), or None if another process holds it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
 def step0_pending(name: str, seed: int) -> bool:
     """Whether run NAME:SEED has not finished its step-0 evaluation yet."""
     return not (RUNS / f"{name}-s{seed}" / "eval" / "step-0" / "summary.json").is_file()
@@ -176,7 +191,14 @@ def main():
     ap.add_argument("--jobs", type=int, default=2, help="runs (and the filter) side by side")
     ap.add_argument("--threads", type=int, default=None, help="torch threads per job (default: cores / jobs)")
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument(
+        "--stop-at",
+        default=None,
+        help="HH:MM (UTC), ISO time or +SECONDS: every run checkpoints and stops by then (cooper rl --stop_at), the "
+        "filter is stopped (it resumes), no new job starts",
+    )
     args = ap.parse_args()
+    deadline = time.time() + seconds_until(args.stop_at) if args.stop_at else None
     settings = yaml.safe_load((HERE / "settings.yaml").read_text())
     RUNS.mkdir(parents=True, exist_ok=True)
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -196,11 +218,20 @@ def main():
     # the filter pre-pass is a job of its own: runs on unfiltered prompts need not wait for it
     want_filter = any(settings["settings"][n]["filtered"] for n, _ in todo) and not filtered.is_file()
     while todo or running:
-        while len(running) < args.jobs:
+        if deadline and time.time() >= deadline:
+            todo = []
+            if "filter" in running and running["filter"].poll() is None:
+                running["filter"].terminate()  # finished chunks are kept: the next driver resumes it
+        while todo and len(running) < args.jobs:
             if want_filter and "filter" not in running:
+                lock = take_lock(RUNS / "filter.lock")
+                if lock is None:  # another driver's filter: wait for its output
+                    want_filter = False
+                    continue
                 print(f"[rl_learns] cooper filter -> {filtered} ({time.strftime('%H:%M:%S')})", flush=True)
                 log = open(RUNS / "filter.log", "a")
-                running["filter"] = subprocess.Popen(filter_command(settings), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+                running["filter"] = subprocess.Popen(filter_command(settings), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, pass_fds=(lock,))  # fmt: skip
+                os.close(lock)
                 continue
             # a seed's step-0 evaluation is computed once: its other runs wait for the first to finish it; runs on
             # filtered prompts wait for the filter
@@ -214,14 +245,19 @@ def main():
                 break
             name, seed = ready[0]
             todo.remove(ready[0])
-            cmd = command(settings, name, seed)
             out = RUNS / f"{name}-s{seed}"
+            lock = take_lock(Path(f"{out}.lock"))  # held by the run's process: one writer per run dir
+            if lock is None:
+                print(f"[rl_learns] {name}:{seed} is running in another process: left to it", flush=True)
+                continue
+            cmd = command(settings, name, seed) + (["--stop_at", f"+{deadline - time.time():.0f}"] if deadline else [])
             with open(RESULTS / "commands.txt", "a") as f:
                 f.write(
                     f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {' '.join(cmd).replace(str(ROOT) + '/', '')}\n"
                 )
             print(f"[rl_learns] {name}:{seed} -> {out} ({time.strftime('%H:%M:%S')})", flush=True)
-            running[(name, seed)] = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=open(f"{out}.log", "a"), stderr=subprocess.STDOUT)  # fmt: skip
+            running[(name, seed)] = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=open(f"{out}.log", "a"), stderr=subprocess.STDOUT, pass_fds=(lock,))  # fmt: skip
+            os.close(lock)
         time.sleep(60)
         for key, p in list(running.items()):
             if key == "filter":

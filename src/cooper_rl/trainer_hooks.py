@@ -4,9 +4,11 @@ resumes where it stopped), and finding the checkpoint to resume from."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import logging
 import os
+import re
 import signal
 import threading
 from pathlib import Path
@@ -72,6 +74,36 @@ class SaveOnSignal(TrainerCallback):
         for s, handler in self._previous.items():
             signal.signal(s, handler)
         self._previous = {}
+
+
+def seconds_until(when: str, now: datetime.datetime | None = None) -> float:
+    """Seconds from now to `when`: '+SECONDS', 'HH:MM' (UTC; the next such time), or an ISO time (UTC if naive)."""
+    now = now or datetime.datetime.now(datetime.UTC)
+    when = when.strip()
+    try:
+        if when.startswith("+"):
+            return float(when[1:])
+        if re.fullmatch(r"\d{1,2}:\d{2}", when):
+            h, m = map(int, when.split(":"))
+            t = now.replace(hour=h, minute=m, second=0, microsecond=0)
+            return ((t - now).total_seconds()) % 86400
+        t = datetime.datetime.fromisoformat(when)
+        return (t.replace(tzinfo=t.tzinfo or datetime.UTC) - now).total_seconds()
+    except ValueError as e:
+        raise ValueError(f"stop_at: {when!r} is not +SECONDS, HH:MM (UTC) or an ISO time ({e})") from None
+
+
+def signal_at(when: str | None) -> threading.Timer | None:
+    """Send this process SIGUSR1 at `when` (seconds_until's forms; None: never), so a SaveOnSignal checkpoints and
+    stops it; the timer (a daemon thread, cancel() to drop it)."""
+    if not when:
+        return None
+    delay = max(0.0, seconds_until(when))
+    timer = threading.Timer(delay, os.kill, (os.getpid(), signal.SIGUSR1))
+    timer.daemon = True
+    timer.start()
+    print(f"[stop_at] checkpoint and stop in {delay / 60:.1f} min ({when})", flush=True)
+    return timer
 
 
 def train_until_signal(trainer, on_signal: SaveOnSignal, resume_from_checkpoint=None):

@@ -345,6 +345,15 @@ class RLConfig:
     resume_from_checkpoint: str | None = field(
         default=None, metadata={"help": "A checkpoint-N dir, or 'last' for the newest in output_dir."}
     )
+    stop_at: str | None = field(
+        default=None,
+        metadata={
+            "help": "A wall-clock budget: HH:MM (UTC, the next such time), an ISO time, or +SECONDS from the start. "
+            "Then the run checkpoints at the end of its generation batch and stops with exit code 143 (resume "
+            "with --resume_from_checkpoint last), as on SIGTERM: a job that must end by a deadline loses no "
+            "finished step. Single process."
+        },
+    )
     log_rollouts: bool = field(
         default=True,
         metadata={"help": "Append every rollout with its verdict and reward to output_dir/rollouts.jsonl."},

@@ -49,7 +49,7 @@ from cooper_rl.rl.rollout_speed import (
     install_sampler_logprobs,
 )
 from cooper_rl.rl.trl_internals import check_trl, score_completions_only
-from cooper_rl.trainer_hooks import SaveOnSignal, checkpoint_step, resolve_checkpoint, train_until_signal
+from cooper_rl.trainer_hooks import SaveOnSignal, checkpoint_step, resolve_checkpoint, signal_at, train_until_signal
 
 log = logging.getLogger(__name__)
 
@@ -319,6 +319,9 @@ def run_rl(cfg: RLConfig) -> dict:
     # SIGTERM/SIGUSR1: checkpoint at the end of the generation batch in flight, stop, exit 143; caught from here on,
     # loading included (the ranks of a multi-process run would catch a signal at different steps and hang in the save)
     on_signal = SaveOnSignal(generation_batch_steps(cfg)) if int(os.environ.get("WORLD_SIZE", "1")) == 1 else None
+    if cfg.stop_at and on_signal is None:
+        raise ValueError("--stop_at is single-process only (the ranks would stop at different steps)")
+    timer = signal_at(cfg.stop_at)  # a deadline is a signal at that time
     try:
         trainer, reward, info = build_trainer(cfg)
         if on_signal is not None:
@@ -326,6 +329,8 @@ def run_rl(cfg: RLConfig) -> dict:
         else:
             trainer.train(resume_from_checkpoint=info["checkpoint"])
     finally:
+        if timer is not None:
+            timer.cancel()
         if on_signal is not None:
             on_signal.restore()
     trainer.save_model(str(out / "policy"))

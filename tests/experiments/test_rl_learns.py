@@ -1,0 +1,76 @@
+"""experiments/rl_learns: the runs' commands come from settings.yaml and the frozen monitor.yaml, one process per run
+dir, and the report's numbers follow from a run's logs."""
+
+import gzip
+import json
+from pathlib import Path
+
+import yaml
+from tests.experiments import load_script
+
+from cooper_rl.rl.config import RLConfig
+
+HERE = Path(__file__).resolve().parents[2] / "experiments/rl_learns"
+run = load_script("run", HERE)
+report = load_script("report", HERE)
+
+
+def flags_of(cmd: list[str]) -> dict:
+    """{flag: value(s)} of a `cooper rl` command line."""
+    out, key = {}, None
+    for x in cmd[2:]:
+        if x.startswith("--"):
+            key = x[2:]
+            out[key] = []
+        else:
+            out[key].append(x)
+    return {k: v[0] if len(v) == 1 else v for k, v in out.items()}
+
+
+def test_every_setting_is_a_valid_cooper_rl_command_with_the_frozen_monitor():
+    settings = yaml.safe_load((HERE / "settings.yaml").read_text())
+    monitor = yaml.safe_load((HERE / "monitor.yaml").read_text())
+    names = {f.name for f in RLConfig.__dataclass_fields__.values()}
+    for name, s in settings["settings"].items():
+        f = flags_of(run.command(settings, name, 0))
+        assert set(f) - {"config"} <= names, f"{name}: unknown flags {set(f) - names}"
+        assert all(str(v) == f[k] for k, v in monitor.items()), name  # every run judged by the same monitor
+        assert f["datasets"] == (settings["filter"]["output"] if s["filtered"] else settings["filter"]["datasets"][0])
+        per_step = int(f["prompts_per_step"]) * int(f["num_generations"])
+        assert per_step * int(f["max_steps"]) == 3200, f"{name}: not issue 15's budget"
+        assert per_step // int(f.get("gradient_accumulation_steps", 1)) <= 16, f"{name}: micro-batch too large"
+
+
+def test_a_run_dir_has_one_writer(tmp_path):
+    fd = run.take_lock(tmp_path / "x.lock")
+    assert fd is not None and run.take_lock(tmp_path / "x.lock") is None
+    import os
+
+    os.close(fd)
+    assert run.take_lock(tmp_path / "x.lock") is not None
+
+
+def test_report_of_a_run(tmp_path):
+    d = tmp_path / "b64-s0"
+    d.mkdir()
+    cfg = {"num_generations": 2, "prompts_per_step": 2, "learning_rate": 1e-5, "scale_rewards": "group"}
+    (d / "rl_config.json").write_text(json.dumps(cfg))
+    calls = [[0, 0, 1, 0], [1, 0, 1, 1]]  # reward call 1: one group all wrong; call 2: one group all right
+    rows = [{"step": s + 1, "reward": float(v), "verdict": bool(v)} for s, c in enumerate(calls) for v in c]
+    (d / "rollouts.jsonl.gz").write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode()))
+    (d / "metrics.jsonl").write_text('{"step": 1}\n{"step": 2}\n')
+    (d / "timing.jsonl").write_text('{"step": 1, "step_seconds": 3.0}\n{"step": 2, "step_seconds": 5.0}\n')
+    for step, hits in ((0, [0, 0]), (2, [1, 0])):
+        e = d / "eval" / f"step-{step}"
+        e.mkdir(parents=True)
+        samples = [{"dataset": "builtin:test:300:1,2", "id": f"p{i}", "correct": bool(h)} for i, h in enumerate(hits)]
+        (e / "samples.jsonl").write_text("".join(json.dumps(x) + "\n" for x in samples))
+    ev = [{"step": s, "policy": {"builtin:test:300:1,2": {"avg@k_strict": a}}} for s, a in ((0, 0.0), (2, 0.5))]
+    (d / "evals.jsonl").write_text("".join(json.dumps(e) + "\n" for e in ev))
+    r = report.run_report(d, "b64-s0")
+    assert r["rollouts"] == 8 and r["seconds_per_1k_rollouts"] == 1000.0
+    assert r["zero_spread_groups"] == 0.5 and r["informative_groups_per_step"] == 1.0
+    assert r["train_accuracy_slope_per_1k"] == 12500.0  # 25 -> 75 % in 4 rollouts: 12.5 points per rollout
+    assert r["heldout"]["built-in test"] == {0: 0.0, 2: 50.0}
+    assert r["heldout_gain"]["built-in test"]["gain"] == 50.0
+    assert "| b64-s0 |" in report.table({"b64-s0": r})
