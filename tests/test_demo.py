@@ -75,3 +75,17 @@ def test_demo_runs_the_whole_pipeline(assets, tmp_path, monkeypatch, one_thread,
     assert summary["cooper"]["rule_accuracy_first"] is not None
     assert (out / "dynamics.png").stat().st_size > 10_000 and (out / "demo_summary.json").is_file()
     assert (out / "rl" / "policy" / "model.safetensors").is_file() and (out / "rl" / "rm" / "cooper_rm.json").is_file()
+
+
+def test_the_demo_points_to_the_committed_experiment_with_its_own_numbers(tmp_path):
+    import json
+    from pathlib import Path
+
+    from cooper_rl.demo import COMMITTED, committed_experiment
+
+    root = Path(__file__).parents[1] / COMMITTED
+    text = committed_experiment(root)
+    conds = json.loads((root / "summary.json").read_text())["every_seed_by_step"]["300"]["conditions"]
+    assert "not this run" in text and str(root / "dynamics.png") in text
+    assert f"rule {100 * conds['rule']['heldout_final_mean']:.1f} %" in text
+    assert committed_experiment(tmp_path) == ""  # outside a clone: nothing to point to

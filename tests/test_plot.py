@@ -93,3 +93,22 @@ def test_learning_signal_metrics_add_a_row(tmp_path):
     (a / "metrics.jsonl").write_text("".join(json.dumps(r | signal) + "\n" for r in rows))
     more = plt.imread(plot_runs(PlotConfig(run_dirs=[str(a)], output=str(tmp_path / "signal.png"))))
     assert more.shape[0] == plain.shape[0] * 3 // 2  # 3 rows of panels instead of 2
+
+
+def test_a_short_run_is_drawn_as_measured_and_empty_panels_say_so(tmp_path, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from cooper_rl.plot import FEW_POINTS
+
+    a = fake_run(tmp_path / "a", "rule", n=3, with_evals=False)
+    drawn, real = {}, plt.subplots
+    monkeypatch.setattr(plt, "subplots", lambda *a, **kw: drawn.setdefault("fig", real(*a, **kw)))
+    plot_runs(PlotConfig(run_dirs=[str(a)], output=str(tmp_path / "f.png")))
+    axes = drawn["fig"][1]
+    assert [line.get_marker() for line in axes[0][0].get_lines()] == ["o"]  # 3 points: as measured, with markers
+    texts = [t.get_text() for ax in axes.flat for t in ax.texts]
+    assert texts.count("not logged by these runs") == 1  # no evaluations: the held-out panel says so
+    assert FEW_POINTS >= 8  # a demo's reward calls

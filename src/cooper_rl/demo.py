@@ -205,6 +205,30 @@ def _pct(x) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
 
+COMMITTED = Path("experiments/reproduce/results_hack")  # issue 15's experiment, in a clone of the repository
+
+
+def committed_experiment(root: Path = COMMITTED, step: str = "300") -> str:
+    """Lines on the committed reward-hacking experiment (its summary.json, not this run), '' outside a clone."""
+    try:
+        conds = json.loads((root / "summary.json").read_text())["every_seed_by_step"][step]["conditions"]
+    except (OSError, KeyError, ValueError):
+        return ""
+    names = {"rule": "rule", "model": "static RM", "cooper": "Cooper (paper)", "cooper_ref_bin": "Cooper ref+0/1"}
+    cells = []
+    for c, label in names.items():
+        if c in conds:
+            lo, hi = conds[c]["heldout_final_ci95"]
+            cells.append(f"{label} {100 * conds[c]['heldout_final_mean']:.1f} % ({100 * lo:.1f}-{100 * hi:.1f})")
+    seeds = len(next(iter(conds.values()))["seeds"])
+    return (
+        "\n\nThe numbers above are live, from this run. The committed experiment (not this run: "
+        f"{seeds} seeds per condition, held-out avg@4 at step {step}, 95 % CI): "
+        + "; ".join(cells)
+        + f". Figure: {root / 'dynamics.png'}; report: docs/RESULTS.md"
+    )
+
+
 def run_demo(cfg: DemoConfig) -> dict:
     """Run the whole pipeline; print the summary; return it as a dict (also written to demo_summary.json)."""
     import datasets
@@ -350,5 +374,6 @@ def run_demo(cfg: DemoConfig) -> dict:
         + f"figure: {figure}   logs: {rl_dir}/metrics.jsonl"
         + (f"   live curves: tensorboard --logdir {rl_dir}" if cfg.report_to == "tensorboard" else "")
         + f"\ndemo finished in {summary['total_seconds']:.0f} s; results in {out}"
+        + committed_experiment()
     )
     return summary

@@ -16,7 +16,8 @@ and, when metrics.jsonl has the learning-signal metrics (learning_signal.py), a 
     informative groups per step       zero-spread groups (solid), all-wrong groups (dashed), positive advantage
                                       to rule-wrong rollouts (dotted)
 
-Training curves are smoothed with a trailing moving average (raw values faint behind).
+Training curves are smoothed with a trailing moving average (raw values faint behind); curves of up to FEW_POINTS
+points are drawn as measured, with markers. A panel these runs logged nothing for says so.
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ class PlotConfig:
     max_step: int | None = field(
         default=None, metadata={"help": "Draw steps up to this one only (runs compared at one budget)."}
     )
+
+
+FEW_POINTS = 20  # up to this many points a curve is drawn as measured, with markers, not smoothed
 
 
 def moving_average(values: list[float], window: int) -> list[float]:
@@ -114,11 +118,16 @@ def plot_runs(cfg: PlotConfig) -> Path:
     (ax_acc, ax_rew), (ax_test, ax_rm) = axes[:2]
 
     def curve(ax, pts, color, label=None, ls="-"):
-        """A training curve: raw values faint, their moving average on top."""
-        if pts:
-            xs, ys = zip(*pts)
-            ax.plot(xs, ys, color=color, alpha=0.2, lw=0.8, ls=ls)
-            ax.plot(xs, moving_average(list(ys), cfg.smooth), color=color, lw=2, ls=ls, label=label)
+        """A training curve: raw values faint, their moving average on top; a handful of points (a short run, one
+        reward call per generation batch) as they are, with markers."""
+        if not pts:
+            return
+        xs, ys = zip(*pts)
+        if len(pts) <= FEW_POINTS:
+            ax.plot(xs, ys, color=color, lw=1.5, ls=ls, marker="o", ms=4, label=label)
+            return
+        ax.plot(xs, ys, color=color, alpha=0.2, lw=0.8, ls=ls)
+        ax.plot(xs, moving_average(list(ys), cfg.smooth), color=color, lw=2, ls=ls, label=label)
 
     for i, run in enumerate(runs):
         color = f"C{i}"
@@ -131,7 +140,7 @@ def plot_runs(cfg: PlotConfig) -> Path:
             ax_rew.scatter(*zip(*warn), marker="x", color=color, s=30, zorder=3)
         agree = [(r["step"], r["rm_rule_agreement"]) for r in m if r.get("rm_rule_agreement") is not None]
         if agree:
-            ax_rm.plot(*zip(*agree), color=color, ls=":", alpha=0.6)
+            ax_rm.plot(*zip(*agree), color=color, ls=":", alpha=0.6, marker="." if len(agree) <= FEW_POINTS else None)
         ev = run["evals"]
         if ev:
             names = sorted({n for e in ev for n in e.get("policy", {})})
@@ -169,6 +178,9 @@ def plot_runs(cfg: PlotConfig) -> Path:
         axes[-1][1].set_title("groups: zero reward spread (—), all rule-wrong (--); positive advantage to wrong (··)")
     for ax in axes.flat:
         ax.grid(alpha=0.3)
+        if not ax.has_data():  # e.g. RM panels of rule runs, evaluations of a run without eval_steps
+            ax.text(0.5, 0.5, "not logged by these runs", ha="center", va="center", transform=ax.transAxes, alpha=0.6)
+            ax.set_yticks([])
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7)
     for ax in axes[-1]:
