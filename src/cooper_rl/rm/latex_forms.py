@@ -1,0 +1,278 @@
+"""Answer forms of LaTeX reference answers (college and competition math) for VerifyRM data: the same value written
+another way (correct) and plausible wrong answers (traps), wrapped in short solution-shaped completions.
+
+Every form is checked against the reference by the CAS (Math-Verify on sympy, in the verifier's sandbox with a
+deadline), never by string rules: a correct form is kept only if the CAS says it equals the reference, a wrong form
+only if the CAS reads it (it equals itself) and says it differs. A form whose intended label the CAS contradicts is
+dropped and counted (``cas_rejected``).
+
+Correct forms (label 1), category ``latex:<name>``:
+    as_given     the reference as written            dfrac        \\frac -> \\dfrac
+    frac_short   \\frac{3}{4} -> \\frac34            slash        \\frac{a}{b} -> a/b, (a)/(b)
+    decimal      a terminating decimal (3/4 -> 0.75)  cas          the CAS's own rendering of the value (sympy.latex)
+    reordered    the terms of a sum, the elements of a list or set in another order
+    left_right   ( ) [ ] -> \\left( \\right) ...     cdot         an implicit product made explicit (\\cdot)
+    degrees      ^\\circ <-> ° <-> " degrees"
+Wrong forms (label 0), category ``latex_trap:<name>``:
+    near         one number of the answer off by one  reciprocal   1 / value
+    sign         -value (an equation: its right side negated)
+    dropped      a sum without one term, a product without one factor
+    bracket      an interval with one end's bracket swapped: ( <-> [
+    partial      one element of a list of several (one of two roots)
+    last_sentence   a wrong final answer followed by the reference in a negation or an aside ("..., not R")
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from itertools import permutations
+
+from cooper_rl import verify
+
+CORRECT = (
+    "as_given", "dfrac", "frac_short", "slash", "decimal", "cas", "reordered", "left_right", "cdot", "degrees",
+)  # fmt: skip
+WRONG = ("near", "reciprocal", "sign", "dropped", "bracket", "partial", "last_sentence")
+CATEGORIES = tuple(f"latex:{c}" for c in CORRECT) + tuple(f"latex_trap:{w}" for w in WRONG)
+MAX_LEN = 160  # longer references (derivations, prose) are not answers this module varies
+
+_WORD = re.compile(r"(?<!\\)\b[A-Za-z]{3,}\b")  # a word outside LaTeX commands: prose, not an answer
+_FRAC = re.compile(r"\\frac\{([^{}]*)\}\{([^{}]*)\}")
+
+
+def clean_reference(answer: str) -> str | None:
+    """The reference as an answer string (outer $ and spaces stripped), or None if it is prose, a derivation or
+    too long to vary (such problems are skipped)."""
+    a = answer.strip()
+    if a.startswith("$$") or "\\begin" in a or "\n" in a or len(a) > MAX_LEN:
+        return None
+    if a.startswith("$") and a.endswith("$") and a.count("$") == 2:
+        a = a[1:-1].strip()
+    if "$" in a or not a or _WORD.search(re.sub(r"\\[A-Za-z]+", "", a)):
+        return None
+    return a
+
+
+def parse_value(answer: str):
+    """The sympy object Math-Verify reads from an answer string (None if it reads none)."""
+    from math_verify import parse
+
+    try:
+        parsed = parse(f"${answer}$", parsing_timeout=2)
+    except Exception:
+        return None
+    return next((p for p in parsed if not isinstance(p, str)), None)
+
+
+def top_level_items(answer: str) -> list[str]:
+    """The comma-separated items of an answer at bracket depth 0 ('7,-7' -> ['7', '-7']; '(1, 2)' -> ['(1, 2)'])."""
+    items, depth, cur = [], 0, ""
+    for ch in answer:
+        depth += 1 if ch in "([{" else -1 if ch in ")]}" else 0
+        if ch == "," and depth == 0:
+            items.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return [x for x in [*items, cur.strip()] if x]
+
+
+def outer_brackets(answer: str) -> list[int]:
+    """Positions of the brackets that open or close an interval at depth 0 ('(0, 1] \\cup (2, 3)' -> the four
+    ends; the parentheses of \\arctan (2) inside are not ends)."""
+    out, depth = [], 0
+    for i, ch in enumerate(answer):
+        if ch in "([":
+            if depth == 0:
+                out.append(i)
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+            if depth == 0:
+                out.append(i)
+    return out
+
+
+def _sympy_latex(expr) -> str:
+    import sympy
+
+    return sympy.latex(expr)
+
+
+def correct_form(kind: str, ref: str, value, rng: random.Random) -> str | None:
+    """The reference written as correct form `kind` (CORRECT), or None where that form does not apply."""
+    import sympy
+
+    if kind == "as_given":
+        return ref
+    if kind == "dfrac":
+        return ref.replace("\\frac", "\\dfrac") if "\\frac" in ref else None
+    if kind == "frac_short":
+        out = re.sub(r"\\frac\{(\d)\}\{(\d)\}", r"\\frac\1\2", ref)
+        return out if out != ref else None
+    if kind == "slash":
+        wrap = lambda s: s if re.fullmatch(r"[\w\\{}^.]+", s) else f"({s})"
+        out = _FRAC.sub(lambda m: f"{wrap(m.group(1))}/{wrap(m.group(2))}", ref)
+        return out if out != ref else None
+    if kind == "decimal":
+        if isinstance(value, sympy.Rational) and not value.is_integer:
+            den = int(value.q)
+            while den % 2 == 0:
+                den //= 2
+            while den % 5 == 0:
+                den //= 5
+            if den == 1:
+                return str(sympy.Float(value, 15)).rstrip("0")
+        return None
+    if kind == "cas":
+        if value is None or isinstance(value, (sympy.Set, sympy.Tuple)):
+            return None
+        out = _sympy_latex(value)
+        return out if out.replace(" ", "") != ref.replace(" ", "") else None
+    if kind == "reordered":
+        items = top_level_items(ref)
+        if len(items) >= 2:
+            orders = [p for p in permutations(items) if list(p) != items]
+            return ", ".join(rng.choice(orders[:24]))
+        if isinstance(value, sympy.Add) and len(value.args) >= 2:
+            terms = list(value.args)
+            rng.shuffle(terms)
+            out = " + ".join(f"({_sympy_latex(t)})" if t.could_extract_minus_sign() else _sympy_latex(t) for t in terms)
+            return out.replace("+ (-", "- (").replace("(-", "-(") if out else None
+        return None
+    if kind == "left_right":
+        if "\\left" in ref or not re.search(r"[(\[]", ref):
+            return None
+        out = re.sub(r"(?<!\\sqrt)\[([^\[\]]*)\]", r"\\left[\1\\right]", ref)  # not \sqrt[n]{...}'s index
+        return out.replace("(", "\\left(").replace(")", "\\right)")
+    if kind == "cdot":
+        out = re.sub(r"(\d)\s*(\\sqrt|\\pi|[a-zA-Z](?![a-zA-Z]))", r"\1 \\cdot \2", ref, count=1)
+        return out if out != ref else None
+    if kind == "degrees":
+        m = re.search(r"\^\s*\{?\\circ\}?", ref)
+        if not m:
+            return None
+        return ref[: m.start()] + rng.choice(["°", "^{\\circ}", "^\\circ"]) + ref[m.end() :]
+    raise ValueError(f"unknown correct form {kind!r}: use one of {CORRECT}")
+
+
+def wrong_form(kind: str, ref: str, value, rng: random.Random) -> str | None:
+    """A wrong answer of kind `kind` (WRONG, but last_sentence: see completion) made from the reference, or None."""
+    import sympy
+
+    scalar = value is not None and isinstance(value, sympy.Expr) and not isinstance(value, sympy.Tuple)
+    if kind == "near":
+        nums = list(re.finditer(r"\d+", ref))
+        if not nums:
+            return None
+        m = rng.choice(nums)
+        n = int(m.group()) + rng.choice([1, -1])
+        return ref[: m.start()] + str(n if n >= 0 else n + 2) + ref[m.end() :]
+    if kind == "reciprocal":
+        return _sympy_latex(sympy.simplify(1 / value)) if scalar and value != 0 and value.is_number else None
+    if kind == "sign":
+        if isinstance(value, sympy.Equality):
+            ok = isinstance(value.rhs, sympy.Expr) and not value.rhs.is_zero
+            return _sympy_latex(sympy.Eq(value.lhs, -value.rhs, evaluate=False)) if ok else None
+        return _sympy_latex(-value) if scalar and value != 0 else None
+    if kind == "dropped":
+        if isinstance(value, sympy.Equality) and isinstance(value.rhs, sympy.Expr):
+            rhs = value.rhs
+            if isinstance(rhs, (sympy.Add, sympy.Mul)) and len(rhs.args) >= 2:
+                args = list(rhs.args)
+                args.pop(rng.randrange(len(args)))
+                return _sympy_latex(sympy.Eq(value.lhs, rhs.func(*args), evaluate=False))
+            return None
+        if scalar and isinstance(value, (sympy.Add, sympy.Mul)) and len(value.args) >= 2:
+            args = list(value.args)
+            args.pop(rng.randrange(len(args)))
+            return _sympy_latex(value.func(*args))
+        return None
+    if kind == "bracket":
+        if not isinstance(value, (sympy.Interval, sympy.Union)):
+            return None
+        ends = [i for i in outer_brackets(ref) if "infty" not in ref[max(0, i - 8) : i + 9]]  # oo stays open
+        if not ends:
+            return None
+        i = rng.choice(ends)
+        return ref[:i] + {"(": "[", "[": "(", ")": "]", "]": ")"}[ref[i]] + ref[i + 1 :]
+    if kind == "partial":
+        items = top_level_items(ref)
+        return rng.choice(items) if len(items) >= 2 else None
+    raise ValueError(f"unknown wrong form {kind!r}: use one of {WRONG}")
+
+
+LEADS = (
+    "We work through the problem step by step.",
+    "Applying the standard method and simplifying,",
+    "Let us set up the computation carefully.",
+    "Solving and simplifying the result,",
+)
+
+
+def completion(answer: str, question: str, rng: random.Random, reference: str | None = None) -> str:
+    """A short solution-shaped completion whose final answer is `answer` (boxed or stated); with `reference`, the
+    last-sentence trap: the final answer followed by the reference in a negation or an aside."""
+    spans = re.findall(r"\$([^$]{1,80})\$", question)
+    lead = rng.choice(LEADS)
+    if spans and rng.random() < 0.5:
+        lead = f"Starting from ${rng.choice(spans).strip()}$ and simplifying step by step,"
+    if reference is not None:
+        tail = rng.choice(
+            [
+                f"the answer is $\\boxed{{{answer}}}$, not ${reference}$.",
+                f"the final answer is $\\boxed{{{answer}}}$ (a common slip gives ${reference}$).",
+                f"we get $\\boxed{{{answer}}}$; note that ${reference}$ would be wrong here.",
+            ]
+        )
+        return f"{lead}\n{tail[0].upper()}{tail[1:]}" if lead.endswith(".") else f"{lead} {tail}"
+    body = rng.choice(
+        [
+            f"the answer is $\\boxed{{{answer}}}$.",
+            f"we obtain ${answer}$.\nThe final answer is $\\boxed{{{answer}}}$.",
+            f"the result is ${answer}$.\nThe answer is ${answer}$.",
+            f"\\boxed{{{answer}}}",
+        ]
+    )
+    return f"{lead}\n{body[0].upper()}{body[1:]}" if lead.endswith(".") else f"{lead} {body}"
+
+
+def cas_says(form: str, ref: str, timeout: float = verify.DEFAULT_TIMEOUT) -> bool | None:
+    """The CAS's verdict on form == reference: True, False, or None when it cannot read the form (it does not
+    even equal itself)."""
+    if not verify.answers_match(form, form, timeout):
+        return None
+    return verify.answers_match(form, ref, timeout)
+
+
+def make_forms(
+    ref: str, question: str, kinds: tuple[str, ...], rng: random.Random, timeout: float
+) -> tuple[list, dict]:
+    """([(category, completion, label)], {category: why not made}) for one reference and the categories `kinds`;
+    every form is checked by the CAS (module docstring)."""
+    value = parse_value(ref)
+    made, why = [], {}
+    for cat in kinds:
+        group, kind = cat.split(":", 1)
+        label = int(group == "latex")
+        last = kind == "last_sentence"
+        if label:
+            form = correct_form(kind, ref, value, rng)
+        elif last:  # the first wrong form that applies, in random order
+            tries = rng.sample(["near", "sign", "dropped", "partial"], 4)
+            form = next((f for f in (wrong_form(k, ref, value, rng) for k in tries) if f is not None), None)
+        else:
+            form = wrong_form(kind, ref, value, rng)
+        if form is None or form.strip() == "":
+            why[cat] = "not_applicable"
+            continue
+        if not label and form.replace(" ", "") == ref.replace(" ", ""):
+            why[cat] = "not_applicable"
+            continue
+        verdict = cas_says(form, ref, timeout)
+        if verdict is None or verdict != bool(label):
+            why[cat] = "cas_rejected"  # the CAS cannot read it, or says the opposite of its construction
+            continue
+        made.append((cat, completion(form, question, rng, reference=ref if last else None), label))
+    return made, why

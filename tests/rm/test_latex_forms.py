@@ -1,0 +1,80 @@
+"""LaTeX answer forms: correct forms the CAS confirms, wrong forms it refutes, completions that end on them."""
+
+import random
+
+import pytest
+
+from cooper_rl import verify
+from cooper_rl.rm.latex_forms import (
+    CATEGORIES,
+    clean_reference,
+    correct_form,
+    make_forms,
+    outer_brackets,
+    parse_value,
+    top_level_items,
+    wrong_form,
+)
+
+
+def test_references_that_are_answers_are_kept_prose_is_not():
+    assert clean_reference("$\\frac{48 i-56}{85}$") == "\\frac{48 i-56}{85}"
+    assert clean_reference("-15") == "-15"
+    assert clean_reference("No solution") is None
+    assert clean_reference("$\\min$ at $2^{-1 / 3}$") is None
+    assert clean_reference("$$\n\\begin{aligned} x \\end{aligned}$$") is None
+
+
+def test_items_and_interval_ends_at_depth_zero():
+    assert top_level_items("7,-7") == ["7", "-7"]
+    assert top_level_items("(45,2),(-10,-9)") == ["(45,2)", "(-10,-9)"]
+    assert top_level_items("\\left(\\frac{1}{3}, \\pi+\\arctan (2)\\right)") == [
+        "\\left(\\frac{1}{3}, \\pi+\\arctan (2)\\right)"
+    ]
+    ref = "(0,1] \\cup (\\arctan (2), 3)"
+    assert [ref[i] for i in outer_brackets(ref)] == ["(", "]", "(", ")"]
+
+
+@pytest.mark.parametrize(
+    "kind, want", [("dfrac", "\\dfrac{3}{4}"), ("frac_short", "\\frac34"), ("slash", "3/4"), ("decimal", "0.75")]
+)
+def test_correct_forms_of_a_fraction(kind, want):
+    ref = "\\frac{3}{4}"
+    form = correct_form(kind, ref, parse_value(ref), random.Random(0))
+    assert form == want and verify.answers_match(form, ref)
+
+
+def test_wrong_forms_differ_from_the_reference():
+    ref = "\\frac{3}{4}"
+    rng = random.Random(0)
+    assert wrong_form("reciprocal", ref, parse_value(ref), rng) == "\\frac{4}{3}"
+    assert wrong_form("sign", ref, parse_value(ref), rng) == "- \\frac{3}{4}"
+    interval = "(0,125) \\cup(125, \\infty)"
+    swapped = wrong_form("bracket", interval, parse_value(interval), rng)
+    assert swapped in ("[0,125) \\cup(125, \\infty)", "(0,125] \\cup(125, \\infty)", "(0,125) \\cup[125, \\infty)")
+    assert not verify.answers_match(swapped, interval)
+    assert wrong_form("partial", "7,-7", parse_value("7,-7"), rng) in ("7", "-7")
+    assert wrong_form("bracket", "\\frac{3}{4}", parse_value("\\frac{3}{4}"), rng) is None  # not an interval
+
+
+def test_every_made_row_is_labelled_as_the_cas_says():
+    rng = random.Random(0)
+    q = "Evaluate $\\frac{6}{8}$."
+    made, why = make_forms("\\frac{3}{4}", q, CATEGORIES, rng, verify.DEFAULT_TIMEOUT)
+    cats = {c for c, _, _ in made}
+    assert {"latex:as_given", "latex:dfrac", "latex:decimal", "latex_trap:reciprocal", "latex_trap:sign"} <= cats
+    assert why["latex:degrees"] == "not_applicable"
+    for cat, text, label in made:
+        assert label == int(cat.startswith("latex:"))
+        if cat != "latex_trap:last_sentence":
+            assert verify.verify(text, "\\frac{3}{4}", "strict") == bool(label), (cat, text)
+    trap = next(t for c, t, _ in made if c == "latex_trap:last_sentence")
+    assert trap.rfind("\\frac{3}{4}") > trap.rfind("\\boxed")  # the reference after the wrong final answer
+
+
+def test_a_form_the_cas_contradicts_is_dropped(monkeypatch):
+    import cooper_rl.rm.latex_forms as lf
+
+    monkeypatch.setattr(lf, "correct_form", lambda kind, ref, value, rng: "\\frac{4}{3}")  # "correct", but is not
+    made, why = make_forms("\\frac{3}{4}", "q", ("latex:dfrac",), random.Random(0), verify.DEFAULT_TIMEOUT)
+    assert made == [] and why == {"latex:dfrac": "cas_rejected"}
