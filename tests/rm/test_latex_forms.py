@@ -78,3 +78,36 @@ def test_a_form_the_cas_contradicts_is_dropped(monkeypatch):
     monkeypatch.setattr(lf, "correct_form", lambda kind, ref, value, rng: "\\frac{4}{3}")  # "correct", but is not
     made, why = make_forms("\\frac{3}{4}", "q", ("latex:dfrac",), random.Random(0), verify.DEFAULT_TIMEOUT)
     assert made == [] and why == {"latex:dfrac": "cas_rejected"}
+
+
+def test_rm_data_builds_latex_rows_resumably_with_the_rules_view(tmp_path, monkeypatch):
+    import json
+
+    from cooper_rl.rm.build import RMDataConfig, run_rm_data
+    from cooper_rl.rm.latex_forms import latex_split_of
+
+    probs = [
+        {"question": "Evaluate $\\frac{6}{8}$.", "answer": "$\\frac{3}{4}$"},
+        {"question": "Solve $x^2 = 49$.", "answer": "$7,-7$"},
+        {"question": "Where is $f$ positive?", "answer": "$(0,125) \\cup(125, \\infty)$"},
+        {"question": "Explain.", "answer": "The last column must not be a pivot column."},
+    ]
+    src = tmp_path / "latex.jsonl"
+    src.write_text("".join(json.dumps(p) + "\n" for p in probs))
+    cfg = RMDataConfig(solutions=[], latex_problems=[str(src)], latex_split="all", output=str(tmp_path / "d.jsonl"))
+    stats = run_rm_data(cfg)
+    rows = [json.loads(x) for x in (tmp_path / "d.jsonl").read_text().splitlines()]
+    assert sum(r["label"] for r in rows) == 3 and len(rows) == 6  # train mode: one correct, one wrong per answer
+    assert stats["latex"]["problems_skipped"] == {"not_a_short_answer": 1}
+    for r in rows:
+        assert r["answer_type"].startswith("latex") and set(r["rules"]) == {"strict", "lenient", "math_verify"}
+        assert r["rules_disagree"] == (len(set(r["rules"].values())) > 1)
+    assert all("rules_disagree" in v for v in stats["per_category"].values())
+    # a rerun asks the CAS nothing new and makes the same rows
+    import cooper_rl.rm.latex_forms as lf
+
+    monkeypatch.setattr(lf.verify, "answers_match", lambda *a, **k: (_ for _ in ()).throw(AssertionError("asked")))
+    assert run_rm_data(cfg)["sha256"] == stats["sha256"]
+    # the held-out split is a fixed share of the problems by question
+    splits = {latex_split_of(p["question"], 20) for p in probs}
+    assert splits <= {"train", "heldout"}

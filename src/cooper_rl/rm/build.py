@@ -157,6 +157,23 @@ class RMDataConfig:
     quiet: bool = field(
         default=False, metadata={"help": "Print nothing (the per-category table is in the stats file either way)."}
     )
+    latex_problems: list[str] = field(
+        default_factory=list,
+        metadata={
+            "help": "Problem files whose answers are LaTeX (question, answer; e.g. college-math exercises, no worked "
+            "solutions needed): rows of the latex:* (the same value written otherwise) and latex_trap:* (near, "
+            "reciprocal, sign, dropped term, swapped bracket, partial, last-sentence) categories around each "
+            "answer, every label confirmed by the CAS (rm/latex_forms.py). train mode: one of each per problem."
+        },
+    )
+    latex_split: str = field(
+        default="train",
+        metadata={
+            "help": "Which --latex_problems to use: train, heldout (latex_heldout_percent of the problems by a hash "
+            "of the question: never train on these) or all."
+        },
+    )
+    latex_heldout_percent: int = field(default=20, metadata={"help": "Share of --latex_problems held out, in %."})
 
 
 def _norm(question: str) -> str:
@@ -508,11 +525,36 @@ def run_rm_data(cfg: RMDataConfig) -> dict:
     rows, skipped = constructed_rows(items, categories, cfg.mode, cfg.seed)
     samples, dropped = sample_rows(cfg, excluded) if cfg.samples else ([], Counter())
     rows += samples
+    latex, latex_not_made, latex_skipped = ([], Counter(), Counter())
+    if cfg.latex_problems:
+        from cooper_rl.rm.latex_forms import latex_rows
+
+        cache = Path(cfg.output).with_suffix(".cas_cache.jsonl")  # the CAS verdicts: a rerun asks only for new ones
+        latex, latex_not_made, latex_skipped = latex_rows(
+            cfg.latex_problems,
+            cfg.latex_split,
+            cfg.latex_heldout_percent,
+            cfg.mode,
+            cfg.seed,
+            cfg.verify_timeout,
+            cache,
+        )
+    rows += latex
     random.Random(cfg.seed + 1).shuffle(rows)
 
     comps, refs = [r["completion"] for r in rows], [r["reference"] for r in rows]
     strict = verify.verify_batch(comps, refs, mode="strict", timeout=cfg.verify_timeout)
     per = defaultdict(Counter)
+    if latex:  # where the rules disagree on a latex row, the row says so (its label is the CAS-confirmed one)
+        from cooper_rl.rm.evaluate import math_verify_scores
+
+        lenient = verify.verify_batch(comps, refs, mode="lenient", timeout=cfg.verify_timeout)
+        raw_mv = math_verify_scores(comps, refs)
+        for r, s_, l_, m_ in zip(rows, strict, lenient, raw_mv):
+            if r["answer_type"].startswith("latex"):
+                r["rules"] = {"strict": bool(s_), "lenient": bool(l_), "math_verify": bool(m_)}
+                r["rules_disagree"] = len(set(r["rules"].values())) > 1
+                per[r["answer_type"]]["rules_disagree"] += r["rules_disagree"]
     for r, s in zip(rows, strict):
         c = per[r["answer_type"]]
         c["n"] += 1
@@ -535,9 +577,21 @@ def run_rm_data(cfg: RMDataConfig) -> dict:
                 "n": c["n"],
                 "positive": c["positive"],
                 "rule_strict_agreement": c["rule_strict_agrees"] / c["n"],
+                **({"rules_disagree": c["rules_disagree"]} if k.startswith("latex") else {}),
             }
             for k, c in sorted(per.items())
         },
+        **(
+            {
+                "latex": {
+                    "split": cfg.latex_split,
+                    "problems_skipped": dict(sorted(latex_skipped.items())),
+                    "forms_not_made": {f"{c} {w}": n for (c, w), n in sorted(latex_not_made.items())},
+                }
+            }
+            if cfg.latex_problems
+            else {}
+        ),
         "not_applicable": dict(sorted(skipped.items())),
         "samples_dropped": dict(sorted(dropped.items())),
         "hand_labels": {

@@ -24,9 +24,13 @@ Wrong forms (label 0), category ``latex_trap:<name>``:
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 import re
+from collections import Counter
 from itertools import permutations
+from pathlib import Path
 
 from cooper_rl import verify
 
@@ -238,19 +242,23 @@ def completion(answer: str, question: str, rng: random.Random, reference: str | 
     return f"{lead}\n{body[0].upper()}{body[1:]}" if lead.endswith(".") else f"{lead} {body}"
 
 
-def cas_says(form: str, ref: str, timeout: float = verify.DEFAULT_TIMEOUT) -> bool | None:
+def cas_says(form: str, ref: str, timeout: float = verify.DEFAULT_TIMEOUT, cache: dict | None = None) -> bool | None:
     """The CAS's verdict on form == reference: True, False, or None when it cannot read the form (it does not
-    even equal itself)."""
-    if not verify.answers_match(form, form, timeout):
-        return None
-    return verify.answers_match(form, ref, timeout)
+    even equal itself); `cache` ({key: verdict}) keeps verdicts across runs."""
+    key = json.dumps([form, ref])
+    if cache is not None and key in cache:
+        return cache[key]
+    verdict = verify.answers_match(form, ref, timeout) if verify.answers_match(form, form, timeout) else None
+    if cache is not None:
+        cache[key] = verdict
+    return verdict
 
 
 def make_forms(
-    ref: str, question: str, kinds: tuple[str, ...], rng: random.Random, timeout: float
+    ref: str, question: str, kinds: tuple[str, ...], rng: random.Random, timeout: float, cache: dict | None = None
 ) -> tuple[list, dict]:
     """([(category, completion, label)], {category: why not made}) for one reference and the categories `kinds`;
-    every form is checked by the CAS (module docstring)."""
+    every form is checked by the CAS (module docstring; `cache`: see cas_says)."""
     value = parse_value(ref)
     made, why = [], {}
     for cat in kinds:
@@ -270,9 +278,73 @@ def make_forms(
         if not label and form.replace(" ", "") == ref.replace(" ", ""):
             why[cat] = "not_applicable"
             continue
-        verdict = cas_says(form, ref, timeout)
+        verdict = cas_says(form, ref, timeout, cache)
         if verdict is None or verdict != bool(label):
             why[cat] = "cas_rejected"  # the CAS cannot read it, or says the opposite of its construction
             continue
         made.append((cat, completion(form, question, rng, reference=ref if last else None), label))
     return made, why
+
+
+def latex_split_of(question: str, heldout_percent: int) -> str:
+    """'heldout' or 'train' for a problem, from a stable hash of its normalised question."""
+    h = int(hashlib.sha256(" ".join(question.lower().split()).encode()).hexdigest()[:8], 16)
+    return "heldout" if h % 100 < heldout_percent else "train"
+
+
+def latex_rows(
+    paths: list[str], split: str, heldout_percent: int, mode: str, seed: int, timeout: float, cache_path: Path
+) -> tuple[list[dict], Counter, Counter]:
+    """`cooper rm-data` rows of the latex categories from problem files with LaTeX answers (question, answer): in
+    mode train one correct and one wrong form per problem, in suite every form that applies; the CAS verdicts are
+    cached in cache_path (a killed run resumes). Also a Counter of forms not made by (category, reason) and of
+    problems skipped by reason."""
+    from cooper_rl.data import read_records
+    from cooper_rl.io import DataError, append_jsonl, drop_cut_tail, iter_jsonl
+
+    if split not in ("train", "heldout", "all"):
+        raise ValueError(f"latex_split must be train, heldout or all, got {split!r}")
+    if cache_path.is_file():
+        drop_cut_tail(cache_path)
+    cache = {r["key"]: r["verdict"] for _, r in iter_jsonl(cache_path)} if cache_path.is_file() else {}
+    rows, not_made, skipped = [], Counter(), Counter()
+    for path in paths:
+        for i, raw in read_records(Path(path)):
+            if isinstance(raw, Exception):
+                raise raw
+            if not isinstance(raw, dict) or not isinstance(raw.get("question"), str) or "answer" not in raw:
+                raise DataError(f"{path}: row {i}: needs a string field 'question' and a field 'answer'")
+            if split != "all" and latex_split_of(raw["question"], heldout_percent) != split:
+                continue
+            ref = clean_reference(str(raw["answer"]))
+            if ref is None:
+                skipped["not_a_short_answer"] += 1
+                continue
+            rng = random.Random(f"{seed}:{path}:{i}")  # a problem's rows do not depend on the others
+            kinds = CATEGORIES
+            if mode == "train":  # a few candidates of each class, then the ones that nearly always apply
+                kinds = (*rng.sample(CATEGORIES[: len(CORRECT)], 3), *rng.sample(CATEGORIES[len(CORRECT) :], 3))
+                kinds += tuple(c for c in ("latex:as_given", "latex_trap:near", "latex_trap:sign") if c not in kinds)
+            before = len(cache)
+            made, why = make_forms(ref, raw["question"], kinds, rng, timeout, cache)
+            if len(cache) > before:
+                append_jsonl(cache_path, [{"key": k, "verdict": v} for k, v in list(cache.items())[before:]])
+            if mode == "train":  # balanced classes: one correct and one wrong row
+                made = [m for m in (next((m for m in made if m[2] == y), None) for y in (1, 0)) if m is not None]
+            not_made.update(why.items())
+            pid = str(raw.get("id") or raw.get("question_number") or i)
+            rows += [
+                {
+                    "question": raw["question"],
+                    "reference": ref,
+                    "completion": text,
+                    "label": label,
+                    "answer_type": cat,
+                    "source": path,
+                    "problem_id": pid,
+                    "sample": 0,
+                    "label_source": "construction+cas",
+                }
+                for cat, text, label in made
+            ]
+    return rows, not_made, skipped
