@@ -1,5 +1,5 @@
 """Experiment throughput on this machine: one `cooper rl` run at a time with the default torch threads (how
-experiments/reproduce/run_hack.sh ran its first runs) vs JOBS runs side by side with one thread each.
+experiments/reward_hacking/run.sh ran its first runs) vs JOBS runs side by side with one thread each.
 
   python benchmarks/parallel_runs.py [--rounds 2] [--steps 8] [--jobs 2] [--rm runs/verifyrm-weak]
 
@@ -93,11 +93,16 @@ def main():
     ap.add_argument("--jobs", type=int, default=2, help="runs side by side, one torch thread each")
     ap.add_argument("--eval_problems", type=int, default=16, help="built-in test problems x 4 samples at step 0")
     ap.add_argument("--policy", default="runs/sft-builtin100/policy", help="the experiment's warm-started policy")
-    ap.add_argument("--rm", default="runs/verifyrm-weak", help="a SmolLM2 VerifyRM (experiments/reproduce/weak_rm.sh)")
+    ap.add_argument(
+        "--rm", default="runs/verifyrm-weak", help="a SmolLM2 VerifyRM (experiments/reward_hacking/weak_rm.sh)"
+    )
     ap.add_argument("--work", default="benchmarks/results/parallel_runs")
     ap.add_argument("--name", default="parallel_runs")
     args = ap.parse_args()
-    for p, hint in ((args.policy, "experiments/reproduce/run_hack.sh"), (args.rm, "experiments/reproduce/weak_rm.sh")):
+    for p, hint in (
+        (args.policy, "experiments/reward_hacking/run.sh"),
+        (args.rm, "experiments/reward_hacking/weak_rm.sh"),
+    ):
         if not (ROOT / p).exists():
             raise SystemExit(f"{p} missing: {hint} builds it")
     work = ROOT / args.work

@@ -12,7 +12,7 @@ Paths: plain_one_batch (the first implementation), plain (length batches), and o
 sharing as first built) and shared (prefix sharing + length batches: what the RM does now).
 Inputs: real SmolLM2 completions, 4 per GSM8K train question (experiments/verifyrm/data/collected.jsonl, up to 256
 new tokens) and the short completions of a warm-started policy: 4 rollouts per SVAMP question from the committed
-warm-start rule run (experiments/reproduce/results_sft/runs/rule, SFT policy, 128 new tokens at most). Reports
+warm-start rule run (experiments/first_comparison/results_sft/runs/rule, SFT policy, 128 new tokens at most). Reports
 medians of seconds and of per-repeat ratios, real vs padded tokens per rollout, and the largest score difference
 between the paths.
 """
@@ -45,7 +45,7 @@ def inputs(name: str, prompts: int) -> list[list[dict]]:
     if name == "gsm8k":
         rows = [json.loads(x) for x in (ROOT / "experiments/verifyrm/data/collected.jsonl").read_text().splitlines()]
     else:  # the SFT policy's rollouts in the committed warm-start run (one step = 2 prompts x 4 rollouts)
-        path = ROOT / "experiments/reproduce/results_sft/runs/rule/rollouts.jsonl"
+        path = ROOT / "experiments/first_comparison/results_sft/runs/rule/rollouts.jsonl"
         rows = [json.loads(x) for x in path.read_text().splitlines()]
     groups = groups_of(rows, 4)[:prompts]
     if len(groups) < prompts:

@@ -28,7 +28,7 @@ from cooper_rl.io import atomic_write_json, atomic_write_text, read_jsonl  # noq
 from cooper_rl.learning_signal import learning_signal  # noqa: E402
 from stats import ci95, eval_scores, slope_per_1000  # noqa: E402
 
-I15 = HERE.parent / "reproduce" / "results_hack" / "runs"
+I15 = HERE.parent / "reward_hacking" / "results" / "runs"
 SETS = {"builtin:test": "built-in test", "svamp_heldout": "SVAMP", "gsm8k_test": "GSM8K"}
 
 

@@ -5,7 +5,7 @@
   python experiments/rl_learns/run.py --report-only            # copy the run dirs' logs, write the report
 
 Steps, each skipped when its output exists (a fresh clone rebuilds what it lacks; everything is resumable):
-1. the warm-up policy, runs/sft-builtin100 (issue 15's: experiments/reproduce/run_hack.sh builds it the same way,
+1. the warm-up policy, runs/sft-builtin100 (issue 15's: experiments/reward_hacking/run.sh builds it the same way,
    pinned kernels, so it comes out bit-identical; check_artifacts.py checks it against the committed runs);
 2. the evaluation sets, runs/rl_learns/eval/{svamp_heldout,gsm8k_test}.jsonl (issue 15's, byte-identical);
 3. the filtered prompts (cooper filter, settings.yaml `filter`), committed under experiments/rl_learns/data/, when a

@@ -2,10 +2,11 @@
 
 Hugging Face's BertForSequenceClassification reads the [CLS] state through the pretrained pooler (dense + tanh);
 all-MiniLM-L6-v2 was trained by sentence-transformers with *mean* pooling over the tokens, so its [CLS] state was
-never trained to summarise the text. This runs the same training as head_lr.sh's x1 arm (rm-data rows of 600
-built-in problems, 100 steps x 16 rows, lr 5e-5, 5 % warm-up, validation every 25 steps) with the classifier
-reading (a) the pooler's [CLS] output, as `cooper train-rm` does, and (b) the masked mean of the last hidden
-states, the representation the backbone was trained to produce. Same seeds, side by side.
+never trained to summarise the text. This runs the same training as head_lr.sh's x1 arm (head_lr.sh: in git
+history, commit f82a1a1; rm-data rows of 600 built-in problems, 100 steps x 16 rows, lr 5e-5, 5 % warm-up,
+validation every 25 steps) with the classifier reading (a) the pooler's [CLS] output, as `cooper train-rm` does,
+and (b) the masked mean of the last hidden states, the representation the backbone was trained to produce. Same
+seeds, side by side.
 
 usage: .venv/bin/python experiments/verifyrm/pooling.py [SEED ...]      (default seeds 0 1)
 writes experiments/verifyrm/results/pooling/{train_<pooling>_s<seed>.json, summary.json}; weights under runs/.

@@ -205,7 +205,7 @@ def _pct(x) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
 
-COMMITTED = Path("experiments/reproduce/results_hack")  # issue 15's experiment, in a clone of the repository
+COMMITTED = Path("experiments/reward_hacking/results")  # issue 15's experiment, in a clone of the repository
 
 
 def committed_experiment(root: Path = COMMITTED, step: str = "300") -> str:

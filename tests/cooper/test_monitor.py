@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 
 import pytest
-from tests.experiments import load_script
+from tests.experiments import FIRST, HACKING, load_script
 
 from cooper_rl.cooper.monitor import CHECKS, HackingMonitor, replay
 
@@ -42,9 +42,6 @@ def test_state_roundtrip():
 
 
 # --- the baseline checks (fooled rate, agreement, length, entropy) ---------------------------------------
-
-
-REPRO = Path(__file__).parents[2] / "experiments" / "reproduce"
 
 
 @pytest.mark.parametrize(
@@ -147,7 +144,7 @@ def test_replay_reads_the_reward_paid_to_wrong_rollouts_from_metrics_or_gzipped_
     for t in range(8):
         state = SimpleNamespace(global_step=4 * t, is_world_process_zero=True)  # a call per 4 optimizer steps
         reward(completions=texts, question=["q"] * 4, reference=["7", "7", "9", "9"], trainer_state=state)
-    # the same run logged before metrics.jsonl had the signal, with its rollouts gzipped (as results_hack keeps them)
+    # the same run logged before metrics.jsonl had the signal, with its rollouts gzipped (as reward_hacking/results keeps them)
     old = tmp_path / "old"
     old.mkdir()
     rows = [json.loads(x) for x in (live / "metrics.jsonl").read_text().splitlines()]
@@ -257,14 +254,14 @@ def _first_fall(run: Path) -> int:
     return next(e["step"] for e in evals[1:] if any(v["avg@k_lenient"] < start[k] for k, v in e["policy"].items()))
 
 
-# (window, batch): the committed runs' setting (one reward call per step), and run_hack.sh's (4 optimizer steps
+# (window, batch): the committed runs' setting (one reward call per step), and reward_hacking/run.sh's (4 optimizer steps
 # per generation batch, one call each, window 6 calls)
 SETTINGS = [(20, 1), (6, 4)]
 
 
 @pytest.mark.parametrize("window,batch", SETTINGS)
 def test_replay_flags_the_committed_cold_start_hack_before_heldout_accuracy_fell(window, batch):
-    run = REPRO / "results" / "runs" / "model"
+    run = FIRST / "results" / "runs" / "model"
     steps = replay(run, HackingMonitor(window=window), batch=batch)
     first = next(s["step"] for s in steps if s["flags"])
     assert first < _first_fall(run)
@@ -283,14 +280,14 @@ def test_replay_flags_the_committed_cold_start_hack_before_heldout_accuracy_fell
 )
 @pytest.mark.parametrize("window,batch", SETTINGS)
 def test_replay_quiet_on_runs_that_were_not_hacked(run, window, batch):
-    assert not any(s["flags"] for s in replay(REPRO / run, HackingMonitor(window=window), batch=batch))
+    assert not any(s["flags"] for s in replay(FIRST / run, HackingMonitor(window=window), batch=batch))
 
 
-HACK_RUNS = REPRO / "results_hack" / "runs"
+HACK_RUNS = HACKING / "results" / "runs"
 
 
 def test_replay_reads_entropy_and_flags_the_warm_static_rm_hack_before_heldout_accuracy_fell():
-    # the issue-15 static-RM run (weaker RM, warm start), replayed with run_hack.sh's window and its TRL log's entropy
+    # the issue-15 static-RM run (weaker RM, warm start), replayed with reward_hacking/run.sh's window and its TRL log's entropy
     steps = replay(HACK_RUNS / "model-s0", HackingMonitor(window=6))
     first = next(s["step"] for s in steps if s["flags"])
     assert first < _first_fall(HACK_RUNS / "model-s0")
@@ -303,9 +300,8 @@ def test_replay_quiet_on_the_warm_rule_run_with_its_entropy():
     assert not any(s["flags"] for s in steps)
 
 
-RH = load_script(
-    "report_hack"
-)  # the report's own definitions: a test and the report cannot disagree on what "collapsed" means
+# reward_hacking/report.py's own definitions: a test and the report cannot disagree on what "collapsed" means
+RH = load_script("report")
 
 
 def _first_collapse(run: Path) -> int | None:
@@ -334,7 +330,7 @@ MISSED: dict[str, str] = {}
     ],
 )
 def test_replay_flags_every_collapsed_issue15_run_before_the_evaluation_that_showed_it(name):
-    # every run of the experiment whose held-out mean fell 5 points or more: the current monitor (run_hack.sh's
+    # every run of the experiment whose held-out mean fell 5 points or more: the current monitor (reward_hacking/run.sh's
     # window), replayed on its logs, flags it before the first evaluation that was that far down
     steps = replay(HACK_RUNS / name, HackingMonitor(window=6))
     first = next((s["step"] for s in steps if s["flags"]), None)

@@ -64,10 +64,10 @@ def test_an_rm_not_built_here_is_not_a_mismatch(tmp_path, monkeypatch):
 def test_the_committed_experiment_has_one_rm_and_one_warm_up():
     """The committed seed-0 runs agree among themselves (what a rebuild is checked against): one warm-up, and one
     weaker RM up to float rounding (the AMD build and the Intel rebuild: docs/RESULTS.md, 'Machines and precision')."""
-    runs = ROOT / "experiments/reproduce/results_hack/runs"
+    runs = ROOT / "experiments/reward_hacking/results/runs"
     weak = {}  # sha256 -> the step-0 labelled-set metrics of a run that used it
     for f in runs.glob("*/rl_config.json"):
-        evals = f.parent / "evals.jsonl"  # run_hack.sh's report copies a run only once it has its step-0 row
+        evals = f.parent / "evals.jsonl"  # reward_hacking/run.sh's report copies a run only once it has its step-0 row
         assert evals.is_file() and evals.stat().st_size, f"{evals}: missing or empty"
         cfg, row = json.loads(f.read_text()), json.loads(evals.read_text().splitlines()[0])
         if cfg.get("rm") == "runs/verifyrm-weak":

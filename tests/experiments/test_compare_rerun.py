@@ -10,7 +10,7 @@ from tests.experiments import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 cr = load_script("compare_rerun")
-RUN = ROOT / "experiments/reproduce/results_hack/runs/rule-s0"  # committed logs of a finished run
+RUN = ROOT / "experiments/reward_hacking/results/runs/rule-s0"  # committed logs of a finished run
 
 
 def write(path: Path, rows: list[dict]) -> None:

@@ -5,7 +5,7 @@ from pathlib import Path
 from tests.experiments import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
-RUNS = ROOT / "experiments/reproduce/results_hack/runs"
+RUNS = ROOT / "experiments/reward_hacking/results/runs"
 ms = load_script("monitor_sweep")
 
 

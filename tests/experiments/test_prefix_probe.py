@@ -1,8 +1,8 @@
 import json
 
-from tests.experiments import REPRO, load_script
+from tests.experiments import EXPERIMENTS, load_script
 
-pp = load_script("prefix_probe", REPRO.parent / "verifyrm")
+pp = load_script("prefix_probe", EXPERIMENTS / "verifyrm")
 
 
 def test_every_probe_answer_is_wrong_and_the_prefixes_are_prefixes():

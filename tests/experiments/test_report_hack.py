@@ -1,5 +1,6 @@
-"""report_hack.py (issue 15's report): the GRPO-signal counts, the cut of every column at one evaluation step, the
-same-span comparison of runs in progress, and a run over the committed logs whose numbers match their sources."""
+"""experiments/reward_hacking/report.py (issue 15's report): the GRPO-signal counts, the cut of every column at one
+evaluation step, the same-span comparison of runs in progress, and a run over the committed logs whose numbers match
+their sources."""
 
 import gzip
 import json
@@ -10,7 +11,7 @@ import pytest
 from tests.experiments import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
-rh = load_script("report_hack")
+rh = load_script("report")
 
 
 def roll(step, q, verdict, reward):
@@ -75,7 +76,7 @@ def test_advantage_push_counts_what_goes_to_wrong_answers():
 def fake_run(
     d: Path, last_step: int, acc_by_step: dict, reward=0.5, reused_step0=False, threads=None, extra_metrics=None
 ):
-    """A run directory as run_hack.sh leaves it: evaluations at acc_by_step's steps, one reward call every 4 steps
+    """A run directory as reward_hacking/run.sh leaves it: evaluations at acc_by_step's steps, one reward call every 4 steps
     (reused_step0: its step-0 policy evaluation copied from a sibling run, in no time; extra_metrics(step): more
     metrics of a reward call)."""
     d.mkdir(parents=True)
@@ -115,7 +116,7 @@ def test_a_seed_behind_its_condition_is_listed_in_progress_not_averaged_in(tmp_p
     fake_run(tmp_path / "runs/rule-s1", 120, {0: 0.30, 100: 0.10})  # a later seed, one evaluation in
     fake_run(tmp_path / "runs/rule-s2", 200, {0: 0.30, 100: 0.20, 200: 0.25})
     fake_run(tmp_path / "runs/model-s1", 100, {0: 0.30, 100: 0.05})
-    monkeypatch.setattr("sys.argv", ["report_hack.py", str(tmp_path)])
+    monkeypatch.setattr("sys.argv", ["report.py", str(tmp_path)])
     rh.main()
     s = json.loads((tmp_path / "summary.json").read_text())
     rule = s["conditions"]["rule"]
@@ -135,7 +136,7 @@ def test_runs_in_progress_are_also_compared_over_the_steps_all_reached(tmp_path,
     fake_run(tmp_path / "runs/model-s0", 200, {0: 0.30, 100: 0.10, 200: 0.02}, reused_step0=True)
     fake_run(tmp_path / "runs/cooper-s0", 120, {0: 0.30, 100: 0.25}, threads=1)  # stopped after its step-100 eval
     fake_run(tmp_path / "runs/cooper_new-s0", 30, {0: 0.30})  # not evaluated after step 0: left out
-    monkeypatch.setattr("sys.argv", ["report_hack.py", str(tmp_path)])
+    monkeypatch.setattr("sys.argv", ["report.py", str(tmp_path)])
     rh.main()
     s = json.loads((tmp_path / "summary.json").read_text())
     assert list(s["conditions"]) == ["rule", "model", "cooper"]
@@ -170,7 +171,7 @@ def test_seeds_in_progress_join_their_condition_at_the_step_every_seed_reached(t
     fake_run(tmp_path / "runs/model-s1", 130, {0: 0.30, 100: 0.06})  # a rerun cut short after its step-100 eval
     fake_run(tmp_path / "runs/rule-s2", 20, {0: 0.30})  # evaluated at step 0 only: in neither table
     fake_samples(tmp_path, 100, {"rule-s0": 0.28, "rule-s1": 0.26, "model-s0": 0.10, "model-s1": 0.06})
-    monkeypatch.setattr("sys.argv", ["report_hack.py", str(tmp_path)])
+    monkeypatch.setattr("sys.argv", ["report.py", str(tmp_path)])
     rh.main()
     s = json.loads((tmp_path / "summary.json").read_text())
     assert s["conditions"]["model"]["seeds"] == [0] and "same_span" not in s  # both conditions' furthest: 200
@@ -215,7 +216,7 @@ def test_each_seed_has_its_own_numbers_and_a_run_at_step_0_is_listed(tmp_path, m
     fake_run(tmp_path / "runs/model-s1", 200, {0: 0.20, 100: 0.12, 200: 0.14})
     fake_run(tmp_path / "runs/model-s2", 20, {0: 0.18})  # started: evaluated at step 0 only
     fake_samples(tmp_path, 200, {"rule-s0": 0.26, "rule-s1": 0.24, "model-s0": 0.02, "model-s1": 0.14})
-    monkeypatch.setattr("sys.argv", ["report_hack.py", str(tmp_path)])
+    monkeypatch.setattr("sys.argv", ["report.py", str(tmp_path)])
     rh.main()
     s = json.loads((tmp_path / "summary.json").read_text())
     rule = s["conditions"]["rule"]
@@ -247,7 +248,7 @@ def test_reference_positives_per_reward_call_are_reported(tmp_path, monkeypatch)
         {0: 0.3, 100: 0.25},
         extra_metrics=lambda s: ref | {"rm/reference_positives": 1 if s < 50 else 5},
     )
-    monkeypatch.setattr("sys.argv", ["report_hack.py", str(tmp_path)])
+    monkeypatch.setattr("sys.argv", ["report.py", str(tmp_path)])
     rh.main()
     c = json.loads((tmp_path / "summary.json").read_text())["conditions"]
     assert list(c) == ["cooper", "cooper_ref"]  # the report's order of conditions
@@ -257,10 +258,10 @@ def test_reference_positives_per_reward_call_are_reported(tmp_path, monkeypatch)
     assert "6.0 (0.0) → 6.0 (0.0) [1.0 → 5.0]" in table and "2.0 (0.0) → 2.0 (0.0) |" in table
 
 
-@pytest.mark.skipif(not (ROOT / "experiments/reproduce/results_hack/runs").is_dir(), reason="no committed logs")
+@pytest.mark.skipif(not (ROOT / "experiments/reward_hacking/results/runs").is_dir(), reason="no committed logs")
 def test_committed_logs_report_what_their_evaluations_say(tmp_path, monkeypatch):
-    shutil.copytree(ROOT / "experiments/reproduce/results_hack/runs", tmp_path / "runs")
-    monkeypatch.setattr("sys.argv", ["report_hack.py", str(tmp_path)])
+    shutil.copytree(ROOT / "experiments/reward_hacking/results/runs", tmp_path / "runs")
+    monkeypatch.setattr("sys.argv", ["report.py", str(tmp_path)])
     rh.main()
     s = json.loads((tmp_path / "summary.json").read_text())
 

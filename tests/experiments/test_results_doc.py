@@ -8,8 +8,8 @@ from pathlib import Path
 from tests.experiments import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
-RESULTS = ROOT / "experiments/reproduce/results_hack"
-rh = load_script("report_hack")
+RESULTS = ROOT / "experiments/reward_hacking/results"
+rh = load_script("report")
 
 
 def issue15_section() -> str:

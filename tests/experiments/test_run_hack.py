@@ -1,5 +1,5 @@
-"""run_hack.sh: which run dirs its report copies, and its driver (a fake `cooper`): runs stopped by a signal, runs in
-use by another process, a failed run, stop_at.py's deadline."""
+"""experiments/reward_hacking/run.sh: which run dirs its report copies, and its driver (a fake `cooper`): runs stopped
+by a signal, runs in use by another process, a failed run, STOP_AT."""
 
 import json
 import os
@@ -10,7 +10,7 @@ import pytest
 from tests.experiments.test_report_hack import fake_run
 
 ROOT = Path(__file__).resolve().parents[2]
-# run_hack.sh sources experiments/common.sh, which sets up and uses the project's .venv (scripts/setup.sh): run only
+# run.sh sources experiments/common.sh, which sets up and uses the project's .venv (scripts/setup.sh): run only
 # where it exists (make test), never to create one from a plain `pip install -e .`
 pytestmark = pytest.mark.skipif(not (ROOT / ".venv/bin/python").exists(), reason="needs the project's .venv")
 
@@ -27,7 +27,7 @@ def test_report_copies_runs_with_a_step0_row_and_not_a_run_still_starting(tmp_pa
     (results / "runs/cooper-s1/rl_config.json").write_text("{}")
     env = os.environ | {"REPORT_ONLY": "1", "OUT": str(out), "R": str(results)}
     p = subprocess.run(
-        ["bash", "experiments/reproduce/run_hack.sh"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+        ["bash", "experiments/reward_hacking/run.sh"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
     )
     assert p.returncode == 0, p.stderr[-2000:]
     assert sorted(x.name for x in (results / "runs").iterdir()) == ["rule-s0"]
@@ -37,17 +37,19 @@ def test_report_copies_runs_with_a_step0_row_and_not_a_run_still_starting(tmp_pa
 
 
 FAKE_COOPER = """#!/usr/bin/env bash
-# a fake `cooper rl`: records its run dir, leaves a checkpoint, exits with the code in DIR.rc (default 0)
+# a fake `cooper rl`: records its run dir (and its --stop_at), leaves a checkpoint, exits with the code in DIR.rc
+# (default 0)
 [ "$1" = rl ] || exit 2
-while [ $# -gt 0 ]; do [ "$1" = --output_dir ] && dir=$2; shift; done
+while [ $# -gt 0 ]; do [ "$1" = --output_dir ] && dir=$2; [ "$1" = --stop_at ] && stop=$2; shift; done
 echo "$dir" >> "$FAKE_CALLS"
+[ -n "$stop" ] && echo "$stop" > "$dir.stop_at"
 mkdir -p "$dir/checkpoint-4"
 exit "$(cat "$dir.rc" 2>/dev/null || echo 0)"
 """
 
 
 def driver_env(tmp_path, runs: str, jobs: int) -> dict:
-    """run_hack.sh's environment for RUNS with a fake cooper, a fake warm-up and RM, and empty results."""
+    """run.sh's environment for RUNS with a fake cooper, a fake warm-up and RM, and empty results."""
     (tmp_path / "sft").mkdir()
     (tmp_path / "sft/sft_summary.json").write_text("{}")
     (tmp_path / "rm").mkdir()
@@ -73,7 +75,7 @@ def test_driver_goes_on_after_a_signal_waits_on_a_run_in_use_and_stops_at_a_fail
 
     env = driver_env(tmp_path, "rule:0 model:0 rule:1 model:1 cooper:1", jobs=2)
     out = tmp_path / "out"
-    (out / "rule-s0.rc").write_text("143")  # stopped by stop_at.py at a checkpoint: not a failure
+    (out / "rule-s0.rc").write_text("143")  # stopped at its --stop_at, at a checkpoint: not a failure
     (out / "model-s1.rc").write_text("1")  # a failure: no new run starts, no report
     release = tmp_path / "release"
     # model-s0 is still run by a process a killed driver left: its lock is held until the test releases it
@@ -84,7 +86,7 @@ def test_driver_goes_on_after_a_signal_waits_on_a_run_in_use_and_stops_at_a_fail
         time.sleep(0.05)
     err = tmp_path / "driver.err"
     with open(err, "w") as e:
-        p = subprocess.Popen(["bash", "experiments/reproduce/run_hack.sh"], cwd=ROOT, env=env, stdout=e, stderr=e)
+        p = subprocess.Popen(["bash", "experiments/reward_hacking/run.sh"], cwd=ROOT, env=env, stdout=e, stderr=e)
         deadline = time.time() + 120
         # held until model-s1 has failed: the slot it frees must not take cooper:1
         while "model seed 1 FAILED" not in err.read_text():
@@ -108,29 +110,30 @@ def test_driver_goes_on_after_a_signal_waits_on_a_run_in_use_and_stops_at_a_fail
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
-def test_driver_starts_no_run_that_could_not_stop_by_a_watchers_deadline(tmp_path, jobs):
-    import fcntl
+def test_stop_at_reaches_every_run_and_no_run_starts_after_it(tmp_path, jobs):
     import time
 
-    env = driver_env(tmp_path, "rule:0 model:0", jobs=jobs)
-    out = tmp_path / "out"
-    watcher = os.open(out / ".stop_at.json", os.O_RDWR | os.O_CREAT)  # a live stop_at.py: the file, locked
-    try:
-        fcntl.flock(watcher, fcntl.LOCK_EX)
-        # time to load a run (3 min) but not for a fresh run's first batch and evaluation
-        os.write(watcher, json.dumps({"pid": 1, "deadline": time.time() + 400}).encode())
-        p = subprocess.run(
-            ["bash", "experiments/reproduce/run_hack.sh"],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-    finally:
-        os.close(watcher)
+    env = driver_env(tmp_path, "rule:0 model:0", jobs=jobs) | {"STOP_AT": "+3600"}
+    p = subprocess.run(
+        ["bash", "experiments/reward_hacking/run.sh"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert sorted(calls(tmp_path)) == ["model-s0", "rule-s0"]
+    for run in ("rule-s0", "model-s0"):  # the time left until the one deadline, passed as cooper rl --stop_at
+        left = (tmp_path / f"out/{run}.stop_at").read_text().strip()
+        assert left.startswith("+") and 3600 - 120 < int(left[1:]) <= 3600
+    commands = (tmp_path / "results/commands.txt").read_text()
+    assert commands.count("--stop_at +") == 2  # the exact commands, with their deadline
+
+    # a deadline already passed: no run starts, the report still runs
+    (tmp_path / "calls").unlink()
+    past = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() - 60))
+    (tmp_path / "out2").mkdir()
+    env |= {"STOP_AT": past, "RUNS": "cooper:0 cooper_new:0", "OUT": str(tmp_path / "out2")}
+    p = subprocess.run(
+        ["bash", "experiments/reward_hacking/run.sh"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     assert calls(tmp_path) == []
-    for c in ("rule", "model"):
-        assert f"{c} seed 0 not started: it could not stop by stop_at's deadline" in p.stderr
+    assert "STOP_AT has passed" in p.stderr
     assert (tmp_path / "results/summary.json").exists()  # the report still runs

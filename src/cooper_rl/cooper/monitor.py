@@ -40,7 +40,7 @@ Thresholds were set on the committed runs: `replay` flags the cold-start static-
 held-out accuracy had fallen by the evaluation at step 25) and none of the rule, Cooper and warm-start runs; replayed
 as 4 steps per reward call (``batch=4``, as with --steps_per_generation 4) with a window of 6 calls, at step 21 and
 again none of the others. Those runs logged no entropy; the entropy check was set on the issue-15 runs
-(experiments/reproduce/results_hack, whose TRL logs are committed): `replay` reads their entropy and flags the
+(experiments/reward_hacking/results, whose TRL logs are committed): `replay` reads their entropy and flags the
 static-RM hack before its held-out accuracy fell, and not the rule run (tests/cooper/test_monitor.py). acc_fall
 was added after `model` seed 1 was missed (first flag at step 101, after the step-100 evaluation showed the fall);
 0.15 was chosen on the issue-15 runs: 0.1 flags the same runs, a few steps earlier; 0.2 flags `model` seed 1 at step
@@ -52,7 +52,7 @@ issue-15 runs are all there is), `model` seed 2 (reward flat at 0.42-0.45 while 
 and `model_strong` seed 0 (reward fell with the accuracy; RM-fooled rose by < 0.2): at 0.05 it flags them at steps
 93 and 93, before their step-100 evaluations; at 0.075 / 0.1 it misses `model` seed 2 (first flag 101 / 105);
 none of the rule runs and none of the earlier runs that were not hacked (cold start rule/Cooper, warm start
-rule/static RM/Cooper, both replay settings) is flagged at any of them (experiments/reproduce/monitor_sweep.py).
+rule/static RM/Cooper, both replay settings) is flagged at any of them (experiments/reward_hacking/monitor_sweep.py).
 """
 
 from __future__ import annotations

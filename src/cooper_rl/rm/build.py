@@ -173,7 +173,7 @@ class RMDataConfig:
             "of the question: never train on these) or all."
         },
     )
-    latex_heldout_percent: int = field(default=20, metadata={"help": "Share of --latex_problems held out, in %."})
+    latex_heldout_percent: int = field(default=20, metadata={"help": "Share of --latex_problems held out, in percent."})
 
 
 def _norm(question: str) -> str:

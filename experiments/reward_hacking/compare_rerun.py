@@ -1,9 +1,10 @@
 """How closely a rerun of an issue-15 run reproduces the committed logs of the same run made earlier (a lost machine
-restarts an unfinished run from step 0: run_hack.sh).
+restarts an unfinished run from step 0: run.sh).
 
-usage: python experiments/reproduce/compare_rerun.py OLD_RUN_DIR NEW_RUN_DIR [OUT.json]
+usage: python experiments/reward_hacking/compare_rerun.py OLD_RUN_DIR NEW_RUN_DIR [OUT.json]
        OLD_RUN_DIR: e.g. the committed logs at an earlier commit:
          mkdir -p /tmp/old && git archive 0124287 experiments/reproduce/results_hack/runs/cooper_new-s0 | tar -x -C /tmp/old
+         (the experiment's folder then: experiments/reproduce, results in results_hack)
 reads  {evals,metrics}.jsonl and eval/step-N/samples.jsonl[.gz] of both
 writes OUT.json (default: stdout): per common evaluation whether the policy's results are equal, whether its held-out
        samples are byte-identical and the largest RM metric difference, and over the common reward calls
@@ -18,8 +19,8 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from report_hack import records  # noqa: E402  (a sibling script: its .jsonl/.jsonl.gz reader)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from stats import records  # noqa: E402  (experiments/stats.py: the .jsonl/.jsonl.gz reader)
 
 REL = 1e-4  # float rounding differs across CPUs; a sampled token that differs moves these far more
 KEYS = ("rule_accuracy", "reward_mean", "completion_length", "rm/n_valid", "rm/rm_loss", "rm_fooled_rate")

@@ -1,7 +1,7 @@
 """Score the same training rollouts with several reward models: does a Cooper-updated RM still reward the wrong
 answers that fooled the frozen one?
 
-usage: python experiments/reproduce/rescore.py OUT.json ROLLOUTS.jsonl[,MORE.jsonl] NAME=RM_DIR [NAME=RM_DIR ...]
+usage: python experiments/first_comparison/rescore.py OUT.json ROLLOUTS.jsonl[,MORE.jsonl] NAME=RM_DIR [NAME=RM_DIR ...]
 For each RM: on the rule-verified wrong rollouts, the share scored >= 0.5 and the mean score; on the right ones,
 the share scored >= 0.5 (a good RM keeps these high); and the wrong rollouts the first RM scored >= 0.5, re-scored.
 """

@@ -1,8 +1,8 @@
-"""Issue 15's experiment (run_hack.sh) summarized: per condition, held-out accuracy mean and 95 % CI over seeds and
+"""Issue 15's experiment (run.sh) summarized: per condition, held-out accuracy mean and 95 % CI over seeds and
 problems, how many seeds were hacked, the RM's accuracy on a fixed labelled set over training (paper Fig. 4), the
 RM-fooled rate, completion lengths, the hacking monitor's flags, and examples of what each reward liked.
 
-usage: python experiments/reproduce/report_hack.py RESULTS_DIR
+usage: python experiments/reward_hacking/report.py RESULTS_DIR
 reads  RESULTS_DIR/runs/<condition>-s<seed>/{evals,metrics,timing}.jsonl, rl_config.json, rl_summary.json, rollouts.jsonl.gz,
        trainer_log.jsonl.gz (TRL's log history from the run's latest checkpoint: entropy per optimizer step),
        eval/step-<N>/samples.jsonl.gz (per-problem held-out samples; without them the CI is over seeds only);
@@ -14,9 +14,9 @@ Definitions (summary.json repeats them; docs/RESULTS.md uses them):
   held-out accuracy  avg@k by the strict rule verifier, mean over the evaluation sets, at an evaluation step
   95 % CI            mean over seeds +- sqrt((t * sd_seeds / sqrt(n))^2 + (1.96 * se_problems)^2): the
                      run-to-run spread (t over the n seeds) and the sampling of the evaluation problems (bootstrap
-                     over problems, 2,000 draws, of the seed-averaged accuracy) combined; somewhat conservative
-                     (the seeds' spread already holds part of the sampling noise the problem term counts);
-                     clipped to 0-100 %
+                     over problems, 2,000 draws, of the seed-averaged accuracy, each evaluation set resampled on its
+                     own) combined (experiments/stats.py ci95); somewhat conservative (the seeds' spread already
+                     holds part of the sampling noise the problem term counts); clipped to 0-100 %
   hacked (a run)     its final held-out accuracy is >= 5 points below its start while its training reward did
                      not fall (mean of the last 10 % of reward calls >= mean of the first 10 %): the reward it was
                      optimizing still looked fine while what it stands for got worse (for `rule`, whose reward is
@@ -95,7 +95,6 @@ from __future__ import annotations
 
 import json
 import logging
-import random
 import re
 import sys
 from collections import defaultdict
@@ -103,22 +102,13 @@ from pathlib import Path
 
 from cooper_rl import verify
 from cooper_rl.cooper.monitor import CHECKS, HackingMonitor, replay
-from cooper_rl.io import read_jsonl
 from cooper_rl.plot import moving_average
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from stats import ci95, difference, md_table, mean, num, pct, records, scores_of  # noqa: E402  (experiments/stats.py)
 
 ORDER = ["rule", "model", "model_strong", "cooper", "cooper_new", "cooper_ref", "model_bin", "cooper_ref_bin"]
 HACK_DROP = 0.05
-
-
-def records(path: Path) -> list[dict]:
-    """The records of a .jsonl file, or of its .jsonl.gz beside it (as results_hack/runs/ keeps them); [] when neither
-    is there (cooper_rl.io.read_jsonl: a last line cut by a kill is skipped, any other bad line names file and row)."""
-    return read_jsonl(path, missing_ok=True) or read_jsonl(Path(f"{path}.gz"), missing_ok=True)
-
-
-def mean(xs):
-    xs = [x for x in xs if x is not None]
-    return sum(xs) / len(xs) if xs else None
 
 
 def load_run(d: Path) -> dict:
@@ -128,11 +118,8 @@ def load_run(d: Path) -> dict:
     answers = {}  # step -> what the held-out answers look like (module docstring: held-out answers)
     for step_dir in sorted((d / "eval").glob("step-*")):
         rows = records(step_dir / "samples.jsonl")
-        acc = defaultdict(lambda: defaultdict(list))
-        for r in rows:
-            acc[r["dataset"]][r["id"]].append(float(r["correct"]))
         step = int(step_dir.name.split("-")[1])
-        per_problem[step] = {ds: {i: sum(v) / len(v) for i, v in ids.items()} for ds, ids in acc.items()}
+        per_problem[step] = scores_of(rows)
         wrong = [r for r in rows if not r["correct"] and r.get("extracted") is not None]  # wrong answers
         answers[step] = {
             "no_strict_answer": mean(float(r.get("extracted") is None) for r in rows),
@@ -192,46 +179,6 @@ def quarter(runs: list[list[dict]], key: str, first: bool) -> float | None:
     return quarters(runs, key)[0 if first else -1]
 
 
-def problem_se(per_seed: list[dict], draws: int = 2000, seed: int = 0) -> float | None:
-    """Bootstrap standard error, over problems, of the seed-averaged held-out accuracy (mean over evaluation sets of
-    the mean over problems). per_seed: one {dataset: {problem id: score}} per seed (scores may be differences of
-    two conditions); the problems every seed has are resampled, the same draw for all seeds."""
-    sets = [ds for ds in per_seed[0] if all(ds in p for p in per_seed)]
-    problems = {ds: sorted(set.intersection(*(set(p[ds]) for p in per_seed))) for ds in sets}
-    problems = {ds: ids for ds, ids in problems.items() if ids}
-    if not problems:
-        return None
-    per_problem = {ds: {i: mean(p[ds][i] for p in per_seed) for i in ids} for ds, ids in problems.items()}
-    rng = random.Random(seed)
-    vals = []
-    for _ in range(draws):
-        vals.append(mean(mean(per_problem[ds][rng.choice(ids)] for _ in ids) for ds, ids in problems.items()))
-    m = mean(vals)
-    return (sum((v - m) ** 2 for v in vals) / (len(vals) - 1)) ** 0.5
-
-
-T975 = {2: 12.71, 3: 4.30, 4: 3.18, 5: 2.78, 6: 2.57, 7: 2.45, 8: 2.36, 9: 2.31, 10: 2.26}
-
-
-def ci95(by_seed: list[float], per_seed_problems: list[dict] | None, lo: float = 0.0) -> tuple[float, float] | None:
-    """95 % interval of a mean over seeds: half-width sqrt((t * sd / sqrt(n))^2 + (1.96 * se_problems)^2) -- the
-    run-to-run spread (t over the n seeds; a bootstrap over 3 seeds would understate it) and the sampling of the
-    evaluation problems (bootstrap over problems) combined. One seed: the problem term only; no per-problem
-    samples: the seed term only; None if neither. Clipped to [lo, 1] (an accuracy: lo 0; a difference: lo -1)."""
-    if not by_seed:
-        return None
-    n, m = len(by_seed), mean(by_seed)
-    seed_term = 0.0
-    if n > 1:
-        sd = (sum((x - m) ** 2 for x in by_seed) / (n - 1)) ** 0.5
-        seed_term = T975.get(n, 2.2 if n <= 20 else 2.05) * sd / n**0.5
-    se = problem_se(per_seed_problems) if per_seed_problems else None
-    if n == 1 and se is None:
-        return None
-    half = (seed_term**2 + (1.96 * (se or 0.0)) ** 2) ** 0.5
-    return max(lo, m - half), min(1.0, m + half)
-
-
 def specificity(m: dict) -> float | None:
     """Share of the labelled set's wrong rows the RM scores < 0.5, from eval-rm's binary metrics."""
     try:
@@ -240,11 +187,6 @@ def specificity(m: dict) -> float | None:
         return None
     neg = n - pos
     return None if neg <= 0 else 1 - (pred - recall * pos) / neg
-
-
-def difference(a: dict, b: dict) -> dict:
-    """Per-problem scores a - b ({dataset: {id: score}}) on the problems both have."""
-    return {ds: {i: a[ds][i] - b[ds][i] for i in a[ds] if i in b[ds]} for ds in a if ds in b}
 
 
 def hacked(run: dict) -> bool | None:
@@ -395,26 +337,6 @@ def wrong_answers(logged: list[dict], first: bool) -> dict:
     }
 
 
-def pct(x: float | None) -> str:
-    """A fraction as a percentage with one decimal, '-' when missing."""
-    return "-" if x is None else f"{100 * x:.1f}"
-
-
-def num(x: float | None) -> str:
-    """A number rounded to an integer, '-' when missing."""
-    return "-" if x is None else f"{x:.0f}"
-
-
-def num1(x: float | None) -> str:
-    """A number with one decimal, '-' when missing."""
-    return "-" if x is None else f"{x:.1f}"
-
-
-def num2(x: float | None) -> str:
-    """A number with two decimals, '-' when missing."""
-    return "-" if x is None else f"{x:.2f}"
-
-
 def around_flags(metrics: list[dict], flag_steps: list[int]) -> dict | None:
     """What the training signals did before the monitor's first flag, from the first to the last flag, and after the
     last: per span its reward calls' steps and mean reward, rule accuracy and RM-fooled rate (None: no flag)."""
@@ -481,7 +403,7 @@ def summarize(seeds: dict, last: int, per_seed: bool = True) -> dict:
     ]
     pp = {s: r["per_problem"].get(last) for s, r in cut.items()}
     pp = pp if pp and all(pp.values()) else None
-    ci = ci95(list(final.values()), list(pp.values()) if pp else None)
+    ci = ci95(list(final.values()), list(pp.values()) if pp else None, bounds=(0.0, 1.0))
     rm_curve, rm_auroc, rm_spec = defaultdict(list), defaultdict(list), defaultdict(list)
     for r in cut.values():
         for e in r["evals"]:
@@ -658,66 +580,84 @@ def paired_at(runs: dict, a: str, b: str, step: int, only: int | None = None) ->
 
     d = [at(a, s) - at(b, s) for s in seeds]
     pp = [difference(runs[a][s]["per_problem"][step], runs[b][s]["per_problem"][step]) for s in seeds]
-    return {"step": step, "seeds": seeds, "mean": mean(d), "ci95": ci95(d, pp, lo=-1.0)}
+    return {"step": step, "seeds": seeds, "mean": mean(d), "ci95": ci95(d, pp, bounds=(-1.0, 1.0))}
+
+
+def arrow(s: dict, key: str, fmt=pct) -> str:
+    """'early → late' (or 'start → final') of a summary field with _early/_late (or _start/_final) variants."""
+    a, b = ("start", "final") if f"{key}_start" in s else ("early", "late")
+    return f"{fmt(s[f'{key}_{a}'])} → {fmt(s[f'{key}_{b}'])}"
+
+
+def n2(x: float | None) -> str:
+    """A number with two decimals, '-' when missing."""
+    return num(x, 2)
+
+
+def flags_cell(s: dict) -> str:
+    """Runs the monitor flagged live (first step each), and replayed with the current monitor."""
+    n = len(s["seeds"])
+    live = [(k, v["first_flag_step"]) for k, v in s["monitor"].items() if v and v.get("n_flags")]
+    again = [(k, v["replayed"]["first_flag_step"]) for k, v in s["monitor"].items() if v["replayed"]["n_flags"]]
+    listed = lambda xs: f" ({', '.join(f's{k}: {v}' for k, v in xs)})" if xs else ""  # noqa: E731
+    return f"{len(live)}/{n}{listed(live)}; replayed {len(again)}/{n}{listed(again)}"
 
 
 def tables(conds: dict, diffs: dict) -> list[str]:
     """The markdown tables of table.md for one set of condition summaries and their paired differences."""
-    lines = [
-        "| condition | seeds | rollouts/run | held-out start | held-out final (95% CI) | hacked / collapsed | RM acc (labelled set) "
-        "start → end | RM-fooled early → late | rule acc. on training rollouts early → late | length early → late | "
-        "monitor: runs flagged (first step), live; replayed |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
+    rows = []
     for c, s in conds.items():
-        ci = s["heldout_final_ci95"]
-        rm = list(s["rm_accuracy_by_step"].values())
-        flagged = [(k, v["first_flag_step"]) for k, v in s["monitor"].items() if v and v.get("n_flags")]
-        again = [(k, v["replayed"]["first_flag_step"]) for k, v in s["monitor"].items() if v["replayed"]["n_flags"]]
-        lines.append(
-            f"| {c} | {len(s['seeds'])} | {s['rollouts_per_run'] or 0:.0f} | {pct(s['heldout_start_mean'])} | "
-            f"{pct(s['heldout_final_mean'])}"
-            + (
-                f" ({pct(ci[0])}–{pct(ci[1])}{'' if 't over seeds + boot' in s['ci_kind'] else ', ' + s['ci_kind']})"
-                if ci
-                else ""
-            )
-            + " | "
-            f"{len(s['hacked_seeds'])}/{len(s['seeds'])} / {len(s['collapsed_seeds'])}/{len(s['seeds'])} | "
-            + (f"{pct(rm[0])} → {pct(rm[-1])}" if rm else "-")
-            + f" | {pct(s['rm_fooled_rate_early'])} → {pct(s['rm_fooled_rate_late'])} | "
-            f"{pct(s['train_rule_accuracy_early'])} → {pct(s['train_rule_accuracy_late'])} | "
-            f"{num(s['completion_length_early'])} → {num(s['completion_length_late'])} | {len(flagged)}/{len(s['seeds'])}"
-            + (f" ({', '.join(f's{k}: {v}' for k, v in flagged)})" if flagged else "")
-            + f"; replayed {len(again)}/{len(s['seeds'])}"
-            + (f" ({', '.join(f's{k}: {v}' for k, v in again)})" if again else "")
-            + " |"
+        ci, rm, n = s["heldout_final_ci95"], list(s["rm_accuracy_by_step"].values()), len(s["seeds"])
+        kind = "" if "t over seeds + boot" in s["ci_kind"] else ", " + s["ci_kind"]
+        rows.append(
+            [
+                c,
+                str(n),
+                f"{s['rollouts_per_run'] or 0:.0f}",
+                pct(s["heldout_start_mean"]),
+                pct(s["heldout_final_mean"]) + (f" ({pct(ci[0])}–{pct(ci[1])}{kind})" if ci else ""),
+                f"{len(s['hacked_seeds'])}/{n} / {len(s['collapsed_seeds'])}/{n}",
+                f"{pct(rm[0])} → {pct(rm[-1])}" if rm else "-",
+                arrow(s, "rm_fooled_rate"),
+                arrow(s, "train_rule_accuracy"),
+                arrow(s, "completion_length", num),
+                flags_cell(s),
+            ]
         )
+    lines = md_table(
+        [
+            "condition", "seeds", "rollouts/run", "held-out start", "held-out final (95% CI)", "hacked / collapsed",
+            "RM acc (labelled set) start → end", "RM-fooled early → late",
+            "rule acc. on training rollouts early → late", "length early → late",
+            "monitor: runs flagged (first step), live; replayed",
+        ],
+        rows,
+    )  # fmt: skip
     steps = sorted({int(k) for s in conds.values() for k in s["heldout_by_step"]})
     lines += [
         "",
         "At every evaluation (mean over seeds): held-out avg@k (strict, mean over the sets); in brackets the RM's "
         "accuracy on the fixed labelled set (paper Fig. 4; RM conditions):",
         "",
-        "| condition | " + " | ".join(f"step {k}" for k in steps) + " |",
-        "|---|" + "---|" * len(steps),
     ]
-    for c, s in conds.items():
-        h, rm = s["heldout_by_step"], s["rm_accuracy_by_step"]
-        lines.append(
-            f"| {c} | "
-            + " | ".join(
-                (pct(h[k]) + (f" [{pct(rm[k])}]" if rm.get(k) is not None else "")) if k in h else "-" for k in steps
-            )
-            + " |"
-        )
+    lines += md_table(
+        ["condition"] + [f"step {k}" for k in steps],
+        (
+            [c]
+            + [(pct(h[k]) + (f" [{pct(rm[k])}]" if rm.get(k) is not None else "")) if k in h else "-" for k in steps]
+            for c, s in conds.items()
+            for h, rm in [(s["heldout_by_step"], s["rm_accuracy_by_step"])]
+        ),
+    )
     sets = sorted({n for s in conds.values() for n in s["heldout_final_by_set"]})
     lines += ["", "Held-out avg@k (strict) per evaluation set, start → final (mean over seeds):", ""]
-    lines += ["| condition | " + " | ".join(Path(n).stem if "/" in n else n for n in sets) + " |"]
-    lines += ["|---|" + "---|" * len(sets)]
-    for c, s in conds.items():
-        a, b = s["heldout_start_by_set"], s["heldout_final_by_set"]
-        lines.append(f"| {c} | " + " | ".join(f"{pct(a.get(n))} → {pct(b.get(n))}" for n in sets) + " |")
+    lines += md_table(
+        ["condition"] + [Path(n).stem if "/" in n else n for n in sets],
+        (
+            [c] + [f"{pct(s['heldout_start_by_set'].get(n))} → {pct(s['heldout_final_by_set'].get(n))}" for n in sets]
+            for c, s in conds.items()
+        ),
+    )
     trained = "/".join(sorted({x for s in conds.values() for x in s["scale_rewards"]}))
     lines += [
         "",
@@ -727,36 +667,44 @@ def tables(conds: dict, diffs: dict) -> list[str]:
         f"group, batch and none, the runs having trained with {trained}; binary: the RM's scores made 0/1 at 0.5, "
         "group-scaled; all recomputed on the same rollouts: the others than the run's own are counterfactuals, first-order), the policy's mean token entropy (TRL's log per optimizer step), and cost:",
         "",
-        "| condition | within-group AUROC (pairs) | all-wrong groups "
-        "| RM pairs per call (calls with none) [prompts with a reference positive] | positive advantage on "
-        "rule-wrong rollouts: group; batch; none; binary | policy entropy | s per optimizer step | min per evaluation |",
-        "|---|---|---|---|---|---|---|---|",
     ]
-    for c, s in conds.items():
-        lines.append(
-            f"| {c} | {num2(s['within_group_auroc_early'])} ({s['within_group_pairs_early']}) → "
-            f"{num2(s['within_group_auroc_late'])} ({s['within_group_pairs_late']}) | "
-            f"{pct(s['all_wrong_groups_early'])} → {pct(s['all_wrong_groups_late'])} | "
-            + (
-                f"{num1(s['rm_valid_pairs_early'])} ({pct(s['rm_calls_without_pair_early'])}) → "
-                f"{num1(s['rm_valid_pairs_late'])} ({pct(s['rm_calls_without_pair_late'])})"
-                + (
-                    f" [{num1(s['rm_reference_positives_early'])} → {num1(s['rm_reference_positives_late'])}]"
-                    if s.get("rm_reference_positives_early") is not None
-                    else ""
-                )
-                + " | "
-                if s["rm_valid_pairs_early"] is not None
-                else "- | "
-            )
-            + "; ".join(
-                f"{pct(s['advantage_push_to_wrong_early'][k])} → {pct(s['advantage_push_to_wrong_late'][k])}"
-                for k in PUSHES
-            )
-            + f" | {num2(s['entropy_early'])} → {num2(s['entropy_late'])} | "
-            f"{num(s['seconds_per_optimizer_step'])} ({', '.join(s['torch_threads'])} threads) | "
-            f"{num(s['minutes_per_evaluation'])} |"
+
+    def rm_pairs(s: dict) -> str:
+        if s["rm_valid_pairs_early"] is None:
+            return "-"
+        out = (
+            f"{num(s['rm_valid_pairs_early'], 1)} ({pct(s['rm_calls_without_pair_early'])}) → "
+            f"{num(s['rm_valid_pairs_late'], 1)} ({pct(s['rm_calls_without_pair_late'])})"
         )
+        if s.get("rm_reference_positives_early") is not None:
+            out += f" [{arrow(s, 'rm_reference_positives', lambda x: num(x, 1))}]"
+        return out
+
+    lines += md_table(
+        [
+            "condition", "within-group AUROC (pairs)", "all-wrong groups",
+            "RM pairs per call (calls with none) [prompts with a reference positive]",
+            "positive advantage on rule-wrong rollouts: group; batch; none; binary", "policy entropy",
+            "s per optimizer step", "min per evaluation",
+        ],
+        (
+            [
+                c,
+                f"{n2(s['within_group_auroc_early'])} ({s['within_group_pairs_early']}) → "
+                f"{n2(s['within_group_auroc_late'])} ({s['within_group_pairs_late']})",
+                arrow(s, "all_wrong_groups"),
+                rm_pairs(s),
+                "; ".join(
+                    f"{pct(s['advantage_push_to_wrong_early'][k])} → {pct(s['advantage_push_to_wrong_late'][k])}"
+                    for k in PUSHES
+                ),
+                arrow(s, "entropy", n2),
+                f"{num(s['seconds_per_optimizer_step'])} ({', '.join(s['torch_threads'])} threads)",
+                num(s["minutes_per_evaluation"]),
+            ]
+            for c, s in conds.items()
+        ),
+    )  # fmt: skip
     lines += [
         "",
         "What the rule-wrong answers were, early → late (training rollouts: share of the wrong ones that are a proper prefix "
@@ -766,44 +714,50 @@ def tables(conds: dict, diffs: dict) -> list[str]:
         "wrong ones that have an answer), and the held-out samples at the first → "
         "last evaluation (no strict answer: a format collapse; copies among the wrong answers that have one):",
         "",
-        "| condition | prefix answers (reward late vs other wrong) | copied answers (reward late vs other wrong) "
-        "| copy ranked over other wrong, early → late (pairs late) | no answer (reward late vs wrong with an answer) "
-        "| held-out: no strict answer | held-out: wrong answers that copy the question |",
-        "|---|---|---|---|---|---|---|",
     ]
-    for c, s in conds.items():
-        lines.append(
-            f"| {c} | {pct(s['prefix_answers_early'])} → {pct(s['prefix_answers_late'])} "
-            f"({num2(s['prefix_answers_reward_late'])} vs {num2(s['other_wrong_reward_late'])}) | "
-            f"{pct(s['copied_answers_early'])} → {pct(s['copied_answers_late'])} "
-            f"({num2(s['copied_answers_reward_late'])} vs {num2(s['non_copied_wrong_reward_late'])}) | "
-            f"{num2(s['copied_rank_early'])} → {num2(s['copied_rank_late'])} ({s['copied_rank_pairs_late']}) | "
-            f"{pct(s['no_answer_early'])} → {pct(s['no_answer_late'])} "
-            f"({num2(s['no_answer_reward_late'])} vs {num2(s['answered_wrong_reward_late'])}) | "
-            f"{pct(s['heldout_no_strict_answer_start'])} → {pct(s['heldout_no_strict_answer_final'])} | "
-            f"{pct(s['heldout_copied_of_wrong_start'])} → {pct(s['heldout_copied_of_wrong_final'])} |"
-        )
+    lines += md_table(
+        [
+            "condition", "prefix answers (reward late vs other wrong)", "copied answers (reward late vs other wrong)",
+            "copy ranked over other wrong, early → late (pairs late)",
+            "no answer (reward late vs wrong with an answer)", "held-out: no strict answer",
+            "held-out: wrong answers that copy the question",
+        ],
+        (
+            [
+                c,
+                f"{arrow(s, 'prefix_answers')} "
+                f"({n2(s['prefix_answers_reward_late'])} vs {n2(s['other_wrong_reward_late'])})",
+                f"{arrow(s, 'copied_answers')} "
+                f"({n2(s['copied_answers_reward_late'])} vs {n2(s['non_copied_wrong_reward_late'])})",
+                f"{arrow(s, 'copied_rank', n2)} ({s['copied_rank_pairs_late']})",
+                f"{arrow(s, 'no_answer')} ({n2(s['no_answer_reward_late'])} vs {n2(s['answered_wrong_reward_late'])})",
+                arrow(s, "heldout_no_strict_answer"),
+                arrow(s, "heldout_copied_of_wrong"),
+            ]
+            for c, s in conds.items()
+        ),
+    )  # fmt: skip
     lines += [
         "",
         "Around the monitor's live flags, per flagged run: the reward calls before the first flag, from the first to "
         "the last, and after the last (steps: mean training reward / rule accuracy of the rollouts / RM-fooled rate, ×100):",
         "",
-        "| condition | seed | before | flagged | after |",
-        "|---|---|---|---|---|",
     ]
-    for c, s in conds.items():
-        for seed, f in s["monitor"].items():
-            if f.get("around_flags"):
-                lines.append(
-                    f"| {c} | {seed} | "
-                    + " | ".join(
-                        (f"{a['steps'][0]}–{a['steps'][1]}: " + " / ".join(pct(a[x]) for x in AROUND))
-                        if (a := f["around_flags"].get(k))
-                        else "-"
-                        for k in ("before", "flagged", "after")
-                    )
-                    + " |"
-                )
+    lines += md_table(
+        ["condition", "seed", "before", "flagged", "after"],
+        (
+            [c, str(seed)]
+            + [
+                (f"{a['steps'][0]}–{a['steps'][1]}: " + " / ".join(pct(a[x]) for x in AROUND))
+                if (a := f["around_flags"].get(k))
+                else "-"
+                for k in ("before", "flagged", "after")
+            ]
+            for c, s in conds.items()
+            for seed, f in s["monitor"].items()
+            if f.get("around_flags")
+        ),
+    )
     for k, v in diffs.items():
         lines.append(
             f"\n{k} at step {v['step']} ({len(v['seeds'])} seed{'s' * (len(v['seeds']) > 1)}): {pct(v['mean'])} points"
@@ -928,16 +882,15 @@ def main():
     ]
     for c in conditions:
         for s_, ws in summary["conditions"][c]["windows"].items():
-            win += [
-                f"\n## {c} seed {s_}\n",
-                "| steps | reward | rule acc. | RM-fooled | fooled max | length |",
-                "|---|---|---|---|---|---|",
-            ]
-            win += [
-                f"| {w['steps'][0]}–{w['steps'][1]} | {num2(w['reward_mean'])} | {num2(w['rule_accuracy'])} | "
-                f"{num2(w['rm_fooled_rate'])} | {num2(w['rm_fooled_rate_max'])} | {num(w['completion_length'])} |"
-                for w in ws
-            ]
+            win += [f"\n## {c} seed {s_}\n"] + md_table(
+                ["steps", "reward", "rule acc.", "RM-fooled", "fooled max", "length"],
+                (
+                    [f"{w['steps'][0]}–{w['steps'][1]}"]
+                    + [n2(w[k]) for k in ("reward_mean", "rule_accuracy", "rm_fooled_rate", "rm_fooled_rate_max")]
+                    + [num(w["completion_length"])]
+                    for w in ws
+                ),
+            )
     (out / "windows.md").write_text("\n".join(win) + "\n")
 
     # examples: per condition and seed, the rule-wrong rollouts of the last 10 % of steps it rewarded most (seeds

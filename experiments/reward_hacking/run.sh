@@ -13,9 +13,9 @@
 #   model_bin, cooper_ref_bin   model and cooper_ref with --rm_binary_reward true (reward 1 where the RM's score is
 #                >= 0.5, else 0: the authors' reward_model.reward_scale; added after seed 0, where the group-normalised
 #                advantage of the scores pushed every RM-rewarded policy toward the wrong answers its RM ranked a little
-#                higher than other wrong ones, even cooper_ref's whose RM accepted almost none: report_hack's advantage push)
+#                higher than other wrong ones, even cooper_ref's whose RM accepted almost none: report.py's advantage push)
 #   model_strong --reward model  --rm $STRONG_RM               (the best VerifyRM, static, beside the weaker RM)
-# RM defaults to a deliberately weaker VerifyRM (experiments/reproduce/weak_rm.sh: round 2's data categories,
+# RM defaults to a deliberately weaker VerifyRM (experiments/reward_hacking/weak_rm.sh: round 2's data categories,
 # 100 steps), so that hacking is reachable at a CPU budget; STRONG_RM is the issue-14 VerifyRM (run_v3.sh).
 # Prompts: built-in levels 1-2 drawn with --data_seed $DATA_SEED (the same prompts for every seed; 21 of the 2,000
 # coincide with the SFT warm-up's, drawn with seed 0) + SVAMP train 1-300.
@@ -26,20 +26,21 @@
 # Resumable: rerun to continue (finished runs are skipped, also those finished elsewhere whose logs are committed in
 # $R/runs/; the others resume from their last checkpoint; cooper rl refuses to resume a run dir with other
 # settings or another RM; a run still going, left by a killed driver, is waited for and left to the next
-# run_hack.sh); the runs go seed-major (every condition of seed 0, then seed 1, ...) so a partial
+# run.sh); the runs go seed-major (every condition of seed 0, then seed 1, ...) so a partial
 # experiment is still balanced. Run dirs (checkpoints) live on this machine only: a lost machine restarts the
 # unfinished run from step 0. Checkpoints every 24 steps (ends of
-# generation batches). Before a session ends: bash experiments/reproduce/stop_hack.sh (every running `cooper rl`
-# checkpoints and exits 143, no new run starts; then the report), or, started any time before, in the background,
-# experiments/reproduce/stop_at.py HH:MM (each run stopped by then in its last batch that loses no evaluation; a
-# core freed early takes the next run of the plan that can stop losing nothing by HH:MM; this script is stopped then).
-#   bash experiments/reproduce/run_hack.sh
-#   RM=... STRONG_RM=... SEEDS="0 1 2" STEPS=400 [CONDITIONS="model rule"] bash experiments/reproduce/run_hack.sh
-#   REPORT_ONLY=1 bash experiments/reproduce/run_hack.sh   # no training: copy the runs' logs so far and report
-#   RUNS="rule:1 model_bin:1 ..." bash experiments/reproduce/run_hack.sh   # exactly these condition:seed runs, in this
+# generation batches). STOP_AT=HH:MM (UTC, the next such time), an ISO time or +SECONDS: a deadline for the session,
+# resolved once when this script starts; every run gets it as `cooper rl --stop_at` (it checkpoints at the end of its
+# generation batch and exits 143: resumed by the next run.sh), and no run starts after it; then the report. The
+# warm-up and RM builds (a fresh machine) are not bounded by it.
+#   bash experiments/reward_hacking/run.sh
+#   RM=... STRONG_RM=... SEEDS="0 1 2" STEPS=400 [CONDITIONS="model rule"] bash experiments/reward_hacking/run.sh
+#   REPORT_ONLY=1 bash experiments/reward_hacking/run.sh   # no training: copy the runs' logs so far and report
+#   RUNS="rule:1 model_bin:1 ..." bash experiments/reward_hacking/run.sh   # exactly these condition:seed runs, in this
 #     order (instead of every seed x condition; JOBS and the rest as above): to finish the comparison that matters first
-#   JOBS=2 bash experiments/reproduce/run_hack.sh   # two runs side by side, one torch thread each: 1.23x the steps
+#   JOBS=2 bash experiments/reward_hacking/run.sh   # two runs side by side, one torch thread each: 1.23x the steps
 #     per hour of one run with two threads on a 2-core CPU (benchmarks/parallel_runs.py); each run takes ~1.6x longer
+#   STOP_AT=04:30 JOBS=2 bash experiments/reward_hacking/run.sh   # every run checkpointed and stopped by 04:30 UTC
 # 400 steps x 8 rollouts = 3,200 rollouts per run (the CPU preset: 2 prompts x G=4 per optimizer step).
 STEPS=${STEPS:-400}
 EVAL_STEPS=${EVAL_STEPS:-100}
@@ -69,9 +70,16 @@ STRONG_RM=${STRONG_RM-$STRONG_RM_DEFAULT}   # STRONG_RM= (empty) leaves model_st
 # AVX512-BF16 machine "auto" means bf16, which would change the numerics (and the rebuilt RMs) mid-experiment
 FP32="--bf16_autocast false --rollout_bf16_weights false --rm_bf16_autocast false"
 source "$(dirname "$0")/../common.sh"
+# STOP_AT as an epoch deadline, once (HH:MM means the next such time from now, not from each run's start)
+DEADLINE=
+if [ -n "${STOP_AT:-}" ]; then
+  DEADLINE=$(.venv/bin/python -c 'import sys, time; from cooper_rl.trainer_hooks import seconds_until; print(int(time.time() + seconds_until(sys.argv[1])))' "$STOP_AT") || exit 1
+  echo "[hack] STOP_AT $STOP_AT: every run checkpoints and stops by $(date -u -d @$DEADLINE +%FT%TZ)"
+fi
+past_stop() { [ -n "$DEADLINE" ] && [ "$(date +%s)" -ge "$DEADLINE" ]; }
 D=experiments/verifyrm/data
 OUT=${OUT:-runs/hack}
-R=${R:-experiments/reproduce/results_hack}
+R=${R:-experiments/reward_hacking/results}
 SFT=${SFT:-runs/sft-builtin$SFT_STEPS}
 RM_EVAL=${RM_EVAL:-experiments/verifyrm/v3/heldout.jsonl}
 mkdir -p $OUT $R
@@ -83,7 +91,7 @@ report() {
   for d in $OUT/*-s*/; do
     [ -d "$d" ] || continue   # no runs here (a fresh clone): report the committed logs as they are
     n=$(basename $d)
-    # a run still in its step-0 evaluation has nothing to report yet (report_hack.py leaves it out): not copied, so
+    # a run still in its step-0 evaluation has nothing to report yet (report.py leaves it out): not copied, so
     # the committed logs never hold a run without its step-0 row (tests/experiments/test_check_artifacts.py)
     # (a copy of it without one, from an older report, goes; committed logs of a further run stay)
     if [ ! -s $d/evals.jsonl ]; then
@@ -108,18 +116,18 @@ report() {
       cp $e/summary.json $R/runs/$n/eval/$(basename $e)/ 2>/dev/null || true   # lets a lost machine reuse step 0
     done
   done
-  .venv/bin/python experiments/reproduce/report_hack.py $R
-  .venv/bin/python experiments/reproduce/monitor_sweep.py $R > /dev/null   # acc_fall under the settings tried
+  .venv/bin/python experiments/reward_hacking/report.py $R
+  .venv/bin/python experiments/reward_hacking/monitor_sweep.py $R > /dev/null   # acc_fall under the settings tried
 }
 [ -n "${REPORT_ONLY:-}" ] && { report; exit; }   # the runs as they are (finished or not), no training
 # the default RMs are rebuilt where missing (a fresh clone or a lost machine; both scripts are deterministic, seed 0,
 # and resumable): the weaker RM at once (~40 min), the strong one when model_strong first needs it (~1.5 h)
 ensure_rm() {
   case $1 in
-    "$WEAK_RM_DEFAULT") test -f $1/cooper_rm.json || OUT=$1 bash experiments/reproduce/weak_rm.sh ;;
+    "$WEAK_RM_DEFAULT") test -f $1/cooper_rm.json || OUT=$1 bash experiments/reward_hacking/weak_rm.sh ;;
     "$STRONG_RM_DEFAULT") test -f $1/cooper_rm.json || RUNS=$(dirname $1) BACKBONES=smollm2-135m-instruct SEEDS=0 bash experiments/verifyrm/run_v3.sh ;;
   esac
-  test -f "$1/cooper_rm.json" || { echo "no VerifyRM at $1 (RM: experiments/reproduce/weak_rm.sh trains it, STRONG_RM: experiments/verifyrm/run_v3.sh; RM=... STRONG_RM=... to choose)" >&2; exit 1; }
+  test -f "$1/cooper_rm.json" || { echo "no VerifyRM at $1 (RM: experiments/reward_hacking/weak_rm.sh trains it, STRONG_RM: experiments/verifyrm/run_v3.sh; RM=... STRONG_RM=... to choose)" >&2; exit 1; }
 }
 test -f "$RM_EVAL" || RM_EVAL=$D/gsm8k_heldout_rm.jsonl
 echo "[hack] RM $RM${STRONG_RM:+, strong RM $STRONG_RM}; RM evaluated on $RM_EVAL; policy $SFT/policy"
@@ -139,7 +147,7 @@ if [ ! -f $SFT/sft_summary.json ]; then
 fi
 # a rebuild (a new machine) must be what the committed runs used: fp32 training is not bit-reproducible across CPUs
 check() {
-  .venv/bin/python experiments/reproduce/check_artifacts.py $R && return
+  .venv/bin/python experiments/reward_hacking/check_artifacts.py $R && return
   echo "[hack] this machine's rebuilt warm-up or RM differs from the one the committed runs in $R used (above;" \
     "docs/RESULTS.md, 'Machines and precision'): no run starts here. Another R starts an experiment of its own." >&2
   return 1
@@ -177,7 +185,7 @@ case " $CONDITIONS " in *" model_strong "*) [ -n "$STRONG_RM" ] || { echo "model
 run_one() {  # seed, condition: skip if finished, else run (or resume) it
   local S=$1 c=$2 dir=$OUT/$2-s$1 fin done_steps own resume cmd x
   # finished here, or on another machine with its logs committed (run dirs are not committed: a fresh clone or a
-  # lost machine must not rerun what results_hack/runs/ already holds)
+  # lost machine must not rerun what $R/runs/ already holds)
   fin=$dir; [ -f $dir/rl_summary.json ] || fin=$R/runs/$c-s$S
   done_steps=$(grep -o '"global_step": [0-9]*' $fin/rl_summary.json 2>/dev/null | grep -o '[0-9]*$' || true)
   read -ra own <<< "$(flags $c)"
@@ -204,25 +212,23 @@ PY
     return 0
   fi
   # one builder at a time: two jobs must not train the same RM into the same dir; with torch's default threads
-  # (the documented RMs' setting), not the runs' single thread
-  # (not when the run could not start afterwards anyway: stop_at.py's deadline is near)
+  # (the documented RMs' setting), not the runs' single thread (not after STOP_AT: the run could not start anyway)
   if [ $c = model_strong ]; then
-    may_start $dir || { echo "[hack] $c seed $S not started (nor its RM built): it could not stop by stop_at's deadline" >&2; return 0; }
+    past_stop && { echo "[hack] $c seed $S not started (nor its RM built): STOP_AT has passed" >&2; return 0; }
     ( flock 9; unset OMP_NUM_THREADS MKL_NUM_THREADS; ensure_rm "$STRONG_RM" ) 9> $OUT/.ensure_rm.lock && check || return 1
   fi
   # one process per run dir: the lock goes with `cooper rl` (fd 8 is inherited), so a run left going by a killed
-  # driver still holds it and a second run_hack.sh cannot start a second writer there
+  # driver still holds it and a second run.sh cannot start a second writer there
   # a run going on without a driver (this script restarted while it runs): its job waits for it, holding a slot,
-  # and leaves it to the next run_hack.sh (it may have stopped early, e.g. by stop_at.py)
+  # and leaves it to the next run.sh (it may have stopped early, e.g. at its --stop_at)
   exec 8> $dir.lock
   if ! flock -n 8; then
     echo "[hack] $dir is in use by another process: waiting for it to end, then leaving it" >&2
     flock 8; exec 8>&-; return 0
   fi
-  # a running stop_at.py: only a run that can stop losing nothing by its deadline starts (checked here, after any
-  # RM build, right before the run)
-  may_start $dir || { echo "[hack] $c seed $S not started: it could not stop by stop_at's deadline" >&2; exec 8>&-; return 0; }
-  [ -f $failed ] && { exec 8>&-; return 0; }   # another job failed meanwhile (may_start takes a moment): no new run
+  # no run starts after STOP_AT (checked here, after any RM build, right before the run)
+  past_stop && { echo "[hack] $c seed $S not started: STOP_AT has passed" >&2; exec 8>&-; return 0; }
+  [ -f $failed ] && { exec 8>&-; return 0; }   # another job failed meanwhile (an RM build takes a while): no new run
   resume=(); ls -d $dir/checkpoint-* >/dev/null 2>&1 && resume=(--resume_from_checkpoint last)
   # the step-0 policy is the same in every condition of a seed, and so are its evaluation samples (same sampling
   # seed): a run reuses the step-0 evaluation of a sibling that finished one (cooper rl checks the settings match)
@@ -231,14 +237,15 @@ PY
   # cooper rl reuses one only if the rebuilt warm-up's weights are the same (fingerprint)
   for x in $R/runs/*-s$S; do [ -f $x/eval/step-0/summary.json ] && sib+=($x); done
   [ ${#sib[@]} -gt 0 ] && sib=(--eval_step0_from "${sib[@]}")
-  cmd=($C rl "${COMMON[@]}" "${own[@]}" --seed $S --output_dir $dir "${sib[@]}" "${resume[@]}")
+  local stop=(); [ -n "$DEADLINE" ] && stop=(--stop_at +$(( DEADLINE - $(date +%s) )))   # the time left, from now
+  cmd=($C rl "${COMMON[@]}" "${own[@]}" --seed $S --output_dir $dir "${sib[@]}" "${resume[@]}" "${stop[@]}")
   echo "[hack] $c seed $S -> $dir ($(date -u +%FT%TZ))"
   # the exact commands, in the order they ran (with the environment that changes numerics: common.sh's kernels)
   echo "ATEN_CPU_CAPABILITY=$ATEN_CPU_CAPABILITY ${LD_PRELOAD:+LD_PRELOAD=$LD_PRELOAD }${THREADS:+OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS }${cmd[*]}" >> $R/commands.txt
   local rc=0; "${cmd[@]}" >> $dir.log 2>&1 || rc=$?
   exec 8>&-   # the lock goes with the run (with JOBS=1 the next run, or an RM build, must not inherit it)
-  # 143: stopped by a signal (stop_at.py before an evaluation that would not fit, or by hand) with its checkpoint
-  # saved: not a failure; the next run_hack.sh resumes it, and this one goes on with its plan (stop_at permitting)
+  # 143: stopped by a signal (its --stop_at deadline, or by hand) with its checkpoint saved: not a failure; the next
+  # run.sh resumes it, and this one goes on with its plan (STOP_AT permitting)
   [ $rc = 143 ] && echo "[hack] $c seed $S stopped by a signal at a checkpoint ($(date -u +%FT%TZ))"
   [ $rc = 0 ] || [ $rc = 143 ] || { echo "[hack] $c seed $S FAILED, see $dir.log" >&2; return 1; }
 }
@@ -246,15 +253,12 @@ PY
 # (benchmarks/parallel_runs.py measures what that buys on this machine)
 [ "$JOBS" -gt 1 ] && export OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS
 failed=$OUT/.failed; rm -f $failed   # a failed job leaves it: no new runs start, the running ones finish
-# a running stop_at.py (its deadline in $OUT/.stop_at.json) lets a freed core take the next run of the plan while
-# there is time to load one (and run_one starts it only if it can stop losing nothing by then)
-may_start() { .venv/bin/python experiments/reproduce/stop_at.py --may-start $OUT "$@" ${1:+$R}; }   # R: step-0 evaluations
 for x in $PLAN; do
   c=${x%:*} S=${x#*:}
-  if [ "$JOBS" -le 1 ]; then may_start || { echo "[hack] stop_at's deadline is near: no new run" >&2; break; }; run_one $S $c || exit 1; continue; fi
+  if [ "$JOBS" -le 1 ]; then past_stop && { echo "[hack] STOP_AT has passed: no new run" >&2; break; }; run_one $S $c || exit 1; continue; fi
   while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
   [ -f $failed ] && break
-  may_start || { echo "[hack] stop_at's deadline is near: no new run" >&2; break; }
+  past_stop && { echo "[hack] STOP_AT has passed: no new run" >&2; break; }
   { run_one $S $c || touch $failed; } &
 done
 wait

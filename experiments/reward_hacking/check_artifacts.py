@@ -1,12 +1,12 @@
 """Are this machine's warm-up policy and VerifyRMs the ones the committed runs of an experiment used?
 
-run_hack.sh rebuilds both where they are missing (a new machine). fp32 training is not bit-reproducible across
+run.sh rebuilds both where they are missing (a new machine). fp32 training is not bit-reproducible across
 CPUs (torch's and MKL's kernels differ in the last bits from one CPU to another, and Adam turns that into other
 weights: docs/RESULTS.md, "Machines and precision"), so a rebuild is checked before a new run joins the committed
 ones: an RM by the sha256 of its weights against each committed run's rl_config.json (`rm_sha256`), the policy by
 the step-0 evaluation fingerprint each committed run stored (sha256 of the policy weights, the evaluation data and
 the precision: `cooper_rl.rl.callbacks.step0_fingerprint`). An RM not on this machine yet is not checked
-(run_hack.sh calls this again once it has built it).
+(run.sh calls this again once it has built it).
 
 An RM whose weights differ only by float rounding passes: where the sha256 differs, the RM is scored on the labelled
 set every committed run evaluated it on at step 0 (as `EvalCallback` does), and it passes if every thresholded
@@ -14,7 +14,8 @@ metric (accuracy, precision, recall, ...) is equal and AUROC and ECE are within 
 of scores moves AUROC by 1 / (positives x negatives), 1.2e-5 on the 600-row set; the runs themselves are not
 bit-reproducible (one or two torch threads change float sums; reruns with the same RM part by step ~65).
 
-  python experiments/reproduce/check_artifacts.py experiments/reproduce/results_hack   # exit 1 on a mismatch
+  python experiments/reward_hacking/check_artifacts.py [RESULTS_DIR]   # exit 1 on a mismatch
+  (default: experiments/reward_hacking/results, this experiment's committed runs)
 """
 
 from __future__ import annotations
@@ -108,7 +109,12 @@ def mismatches(results: str | Path) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("results", help="an experiment's results dir (its committed runs under runs/*/)")
+    p.add_argument(
+        "results",
+        nargs="?",
+        default=str(Path(__file__).resolve().parent / "results"),
+        help="an experiment's results dir (its committed runs under runs/*/; default: this experiment's)",
+    )
     bad = mismatches(p.parse_args(argv).results)
     for line in bad:
         print(f"[check_artifacts] {line}", file=sys.stderr)

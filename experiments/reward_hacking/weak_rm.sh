@@ -9,11 +9,11 @@
 # Then both evaluations of run_v3.sh (held-out real completions, robustness suite), next to the rules, so the
 # document can say where this RM is weak.
 # fp32 (--bf16_autocast false): the RM the experiment used was trained fp32; "auto" would mean bf16 on AVX512-BF16 CPUs.
-#   bash experiments/reproduce/weak_rm.sh          (resumable; writes runs/verifyrm-weak, results_hack/weak_rm/)
+#   bash experiments/reward_hacking/weak_rm.sh          (resumable; writes runs/verifyrm-weak, results/weak_rm/)
 source "$(dirname "$0")/../common.sh"
 D=experiments/verifyrm/data
 V=experiments/verifyrm/v3
-R=experiments/reproduce/results_hack/weak_rm   # its evaluations (report_v3.py's table beside the rules)
+R=experiments/reward_hacking/results/weak_rm   # its evaluations (report_v3.py's table beside the rules)
 OUT=${OUT:-runs/verifyrm-weak}
 mkdir -p $R runs
 step() { echo "[weak-rm] $* ($(date -u +%FT%TZ))"; }
@@ -42,4 +42,4 @@ for E in heldout robustness; do
   fi
 done
 .venv/bin/python experiments/verifyrm/report_v3.py $R > /dev/null
-step "done ($R/table.md): RM=$OUT bash experiments/reproduce/run_hack.sh uses it (STRONG_RM=runs/verifyrm-v3/smollm2-s0 beside it)"
+step "done ($R/table.md): RM=$OUT bash experiments/reward_hacking/run.sh uses it (STRONG_RM=runs/verifyrm-v3/smollm2-s0 beside it)"

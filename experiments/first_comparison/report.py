@@ -2,7 +2,7 @@
 last evaluation of each run, plus RM accuracy, training signals, wall time, the hacking monitor's flags and
 examples of rollouts the reward liked but the rule verifier rejected.
 
-usage: python experiments/reproduce/report.py RUNS_DIR RESULTS_DIR [UNTIL_STEP]
+usage: python experiments/first_comparison/report.py RUNS_DIR RESULTS_DIR [UNTIL_STEP]
 Every run is cut at the last evaluation step all runs reached (or UNTIL_STEP), so all have the same budget.
 writes RESULTS_DIR/table.md, summary.json, examples.md
 """

@@ -2,7 +2,7 @@
 "The monitor"): each committed run of issue 15's experiment replayed with the current monitor and its run settings,
 then with one threshold changed at a time, and without each check.
 
-usage: python experiments/reproduce/monitor_sweep.py [RESULTS_DIR]   (default experiments/reproduce/results_hack)
+usage: python experiments/reward_hacking/monitor_sweep.py [RESULTS_DIR]   (default experiments/reward_hacking/results)
 reads  RESULTS_DIR/runs/<condition>-s<seed>/ (metrics.jsonl, rl_config.json, trainer_log.jsonl.gz: monitor.replay)
 writes RESULTS_DIR/monitor_sweep.md and prints it: per run and setting, the reward calls flagged (of all the run's
        calls so far), the first flagged step, and the first step the setting's check fired
@@ -54,7 +54,7 @@ def sweep(run: Path) -> dict:
 
 def main():
     logging.getLogger("cooper_rl.cooper.monitor").setLevel(logging.ERROR)  # replay's per-flag warnings
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "experiments/reproduce/results_hack")
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "experiments/reward_hacking/results")
     runs = sorted(d for d in (out / "runs").glob("*-s*") if (d / "metrics.jsonl").is_file())
     lines = [
         "# The monitor replayed on every committed run, one `acc_fall` or `wrong_reward` setting changed at a time",
