@@ -20,7 +20,6 @@ the same result as an uninterrupted run. Only a finished pass writes OUTPUT; the
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import signal
 import time
@@ -32,7 +31,15 @@ from tqdm.auto import tqdm
 
 from cooper_rl import verify
 from cooper_rl.generation import PROMPT_TEMPLATE, build_prompt, sample_completions
-from cooper_rl.io import DataError, TrainingInterrupted, append_jsonl, atomic_write_json, read_jsonl, write_jsonl
+from cooper_rl.io import (
+    DataError,
+    TrainingInterrupted,
+    append_jsonl,
+    atomic_write_json,
+    read_jsonl,
+    weights_sha256,
+    write_jsonl,
+)
 
 
 @dataclass
@@ -72,18 +79,6 @@ class FilterConfig:
     timeout: float = field(
         default=verify.DEFAULT_TIMEOUT, metadata={"help": "Rule-verifier limit per symbolic check (s)."}
     )
-
-
-def weights_sha256(policy: str) -> str | None:
-    """sha256 of a local policy directory's model.safetensors (None for a registry name or hub id)."""
-    f = Path(policy) / "model.safetensors"
-    if not f.is_file():
-        return None
-    h = hashlib.sha256()
-    with open(f, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 22), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def settings(cfg: FilterConfig) -> dict:

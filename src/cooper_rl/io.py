@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import hashlib
 import json
 import os
 import shutil
@@ -158,3 +159,16 @@ def drop_cut_tail(path: str | os.PathLike) -> bool:
     if cut:
         atomic_write_bytes(path, b"".join(lines[:-1]))
     return cut
+
+
+def weights_sha256(model_dir: str | os.PathLike | None) -> str | None:
+    """sha256 of a model directory's model.safetensors (a model's identity); None for a registry name, a hub id or
+    a directory without that file."""
+    f = Path(model_dir) / "model.safetensors" if model_dir else None
+    if f is None or not f.is_file():
+        return None
+    h = hashlib.sha256()
+    with open(f, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            h.update(chunk)
+    return h.hexdigest()

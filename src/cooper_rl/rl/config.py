@@ -3,13 +3,12 @@ the fields a resume must not change, and the RM's identity (sha256 of its weight
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from cooper_rl import verify
 from cooper_rl.generation import PROMPT_TEMPLATE
-from cooper_rl.io import DataError
+from cooper_rl.io import DataError, weights_sha256
 from cooper_rl.models import bf16_flag
 
 BF16_VALUES = " true | false | auto (= true where bf16 matmuls are native: AVX512-BF16/AMX CPUs, bf16 GPUs)."
@@ -427,14 +426,7 @@ RUN_IDENTITY = {
 def rm_weights_sha256(rm: str | None) -> str | None:
     """sha256 of a VerifyRM directory's model.safetensors (the static/initial RM's identity); None for a backbone
     name or a directory without that file."""
-    f = Path(rm) / "model.safetensors" if rm else None
-    if f is None or not f.is_file():
-        return None
-    h = hashlib.sha256()
-    with open(f, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 22), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    return weights_sha256(rm)
 
 
 def check_resume_identity(previous: dict, current: dict, path: Path) -> None:
