@@ -35,6 +35,7 @@ from pathlib import Path
 
 import yaml
 
+from cooper_rl.io import atomic_dir
 from cooper_rl.trainer_hooks import seconds_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,7 +106,7 @@ def command(settings: dict, name: str, seed: int) -> list[str]:
     cmd += ["--data_seed", str(f["data_seed"]), "--seed", str(seed), "--output_dir", str(out)]
     cmd += [
         "--eval_datasets",
-        "builtin:test:100:1,2",
+        "builtin:test:300:1,2",
         f"{EVAL_DIR}/svamp_heldout.jsonl",
         f"{EVAL_DIR}/gsm8k_test.jsonl",
     ]
@@ -133,29 +134,33 @@ def steps_logged(d: Path) -> tuple[int, int]:
     return last("evals.jsonl"), last("metrics.jsonl")
 
 
+def whole_lines(path: Path) -> bytes:
+    """A log's bytes up to its last newline: a line the run is writing right now is left for the next copy."""
+    data = path.read_bytes()
+    return data[: data.rfind(b"\n") + 1]
+
+
 def copy_logs(out: Path) -> None:
-    """Copy a run dir's logs to results/runs/NAME (unless the committed ones went further: a lost machine)."""
+    """Copy a run dir's logs to results/runs/NAME, atomically (unless the committed ones went further: a lost
+    machine); jsonl logs up to their last whole line, the bulky ones gzipped."""
     dst = RESULTS / "runs" / out.name
     if not (out / "evals.jsonl").is_file() or steps_logged(dst) > steps_logged(out):
         return
-    tmp = dst.with_name(dst.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    for f in ("metrics.jsonl", "evals.jsonl", "timing.jsonl", "rl_config.json", "rl_summary.json"):
-        if (out / f).is_file():
-            shutil.copy(out / f, tmp / f)
-    if (out / "rollouts.jsonl").is_file():
-        with open(out / "rollouts.jsonl", "rb") as src, gzip.GzipFile(tmp / "rollouts.jsonl.gz", "wb", mtime=0) as z:
-            shutil.copyfileobj(src, z)
-    for e in sorted((out / "eval").glob("step-*")):
-        if (e / "samples.jsonl").is_file():
-            (tmp / "eval" / e.name).mkdir(parents=True)
-            with open(e / "samples.jsonl", "rb") as src, gzip.GzipFile(tmp / "eval" / e.name / "samples.jsonl.gz", "wb", mtime=0) as z:  # fmt: skip
-                shutil.copyfileobj(src, z)
-            if (e / "summary.json").is_file():
+    with atomic_dir(dst) as tmp:
+        for f in ("metrics.jsonl", "evals.jsonl", "timing.jsonl"):
+            if (out / f).is_file():
+                (tmp / f).write_bytes(whole_lines(out / f))
+        for f in ("rl_config.json", "rl_summary.json"):
+            if (out / f).is_file():
+                shutil.copy(out / f, tmp / f)
+        if (out / "rollouts.jsonl").is_file():
+            (tmp / "rollouts.jsonl.gz").write_bytes(gzip.compress(whole_lines(out / "rollouts.jsonl"), mtime=0))
+        for e in sorted((out / "eval").glob("step-*")):
+            if (e / "summary.json").is_file():  # a finished evaluation (its samples are complete)
+                (tmp / "eval" / e.name).mkdir(parents=True)
+                samples = gzip.compress((e / "samples.jsonl").read_bytes(), mtime=0)
+                (tmp / "eval" / e.name / "samples.jsonl.gz").write_bytes(samples)
                 shutil.copy(e / "summary.json", tmp / "eval" / e.name / "summary.json")
-    shutil.rmtree(dst, ignore_errors=True)
-    tmp.rename(dst)
 
 
 def take_lock(path: Path) -> int | None:
@@ -223,16 +228,14 @@ def main():
             if "filter" in running and running["filter"].poll() is None:
                 running["filter"].terminate()  # finished chunks are kept: the next driver resumes it
         while todo and len(running) < args.jobs:
-            if want_filter and "filter" not in running:
-                lock = take_lock(RUNS / "filter.lock")
-                if lock is None:  # another driver's filter: wait for its output
-                    want_filter = False
+            if want_filter and "filter" not in running and not filtered.is_file():
+                lock = take_lock(RUNS / "filter.lock")  # None: another process runs the filter; its output is awaited
+                if lock is not None:
+                    print(f"[rl_learns] cooper filter -> {filtered} ({time.strftime('%H:%M:%S')})", flush=True)
+                    log = open(RUNS / "filter.log", "a")
+                    running["filter"] = subprocess.Popen(filter_command(settings), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, pass_fds=(lock,))  # fmt: skip
+                    os.close(lock)
                     continue
-                print(f"[rl_learns] cooper filter -> {filtered} ({time.strftime('%H:%M:%S')})", flush=True)
-                log = open(RUNS / "filter.log", "a")
-                running["filter"] = subprocess.Popen(filter_command(settings), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, pass_fds=(lock,))  # fmt: skip
-                os.close(lock)
-                continue
             # a seed's step-0 evaluation is computed once: its other runs wait for the first to finish it; runs on
             # filtered prompts wait for the filter
             ready = [
@@ -264,7 +267,7 @@ def main():
                 if p.poll() is not None:
                     del running[key]
                     want_filter = False
-                    if p.returncode:
+                    if p.returncode and not (deadline and time.time() >= deadline):  # stopped at the deadline: resumes
                         todo = [r for r in todo if not settings["settings"][r[0]]["filtered"]]
                         failed.append("filter")
                         print(f"[rl_learns] cooper filter failed ({p.returncode}): see {RUNS}/filter.log", flush=True)

@@ -59,6 +59,13 @@ class EvalConfig:
         default="results/eval", metadata={"help": "Where summary.json and samples.jsonl go (a rerun here resumes)."}
     )
     seed: int = field(default=0, metadata={"help": "Seed of sampling and of the built-in problem generator."})
+    data_seed: int | None = field(
+        default=None,
+        metadata={
+            "help": "Seed of the built-in problem generator only (default: seed): fix it to compare policies "
+            "sampled with other seeds on the same problems."
+        },
+    )
     dtype: str = field(
         default="auto",
         metadata={"help": "Model dtype: auto (bf16 on a bf16 GPU, else fp32), float32, bfloat16, float16."},
@@ -117,6 +124,7 @@ def evaluate(cfg: EvalConfig, model=None, tokenizer=None) -> dict:
         "system_prompt",
         "use_chat_template",
         "seed",
+        "data_seed",
     )
     gen_cfg = {key: getattr(cfg, key) for key in gen_keys}
     cfg_path = out_dir / "generation_config.json"
@@ -134,7 +142,11 @@ def evaluate(cfg: EvalConfig, model=None, tokenizer=None) -> dict:
     load_stats = {}
     for src in cfg.datasets:
         res = data.load_problems(
-            src, question_field=cfg.question_field, answer_field=cfg.answer_field, limit=cfg.limit, seed=cfg.seed
+            src,
+            question_field=cfg.question_field,
+            answer_field=cfg.answer_field,
+            limit=cfg.limit,
+            seed=cfg.seed if cfg.data_seed is None else cfg.data_seed,
         )
         datasets[src] = res.problems
         load_stats[src] = {"n_read": res.n_read, "n_skipped": res.n_skipped}

@@ -704,3 +704,23 @@ def test_reference_positives_reach_the_rm_step_through_trl(assets, tmp_path, one
         build_dataset(RLConfig(datasets=[str(assets / "data.jsonl")], reward="cooper", reference_positives=True), tok)
     with pytest.raises(ValueError, match="--reward cooper"):
         build_dataset(RLConfig(datasets=["builtin:train:4"], reward="model", reference_positives=True), tok)
+
+
+def test_every_evaluation_draws_the_same_builtin_problems(tmp_path):
+    from cooper_rl.data import load_problems
+    from cooper_rl.rl.callbacks import EvalCallback
+
+    def questions(cfg, step):
+        e = EvalCallback(cfg, None, None).eval_config(step)
+        return [
+            p.question
+            for p in load_problems(
+                "builtin:test:5:1,2", seed=e.data_seed if e.data_seed is not None else e.seed
+            ).problems
+        ]
+
+    cfg = RLConfig(output_dir=str(tmp_path), seed=1, eval_datasets=["builtin:test:5:1,2"])
+    assert EvalCallback(cfg, None, None).eval_config(100).seed == 101  # sampling still varies by step
+    assert questions(cfg, 0) == questions(cfg, 100) == questions(RLConfig(output_dir=str(tmp_path), seed=2), 50)
+    old = RLConfig(output_dir=str(tmp_path), seed=1, eval_data_seed=None)  # the earlier behaviour, on request
+    assert questions(old, 0) != questions(old, 100)

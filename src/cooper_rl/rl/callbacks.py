@@ -274,7 +274,8 @@ class EvalCallback(TrainerCallback):
         self.rm_rows = load_rm_rows(cfg.rm_eval_data) if cfg.rm_eval_data else None
 
     def eval_config(self, step: int):
-        """The policy evaluation's EvalConfig at `step` (its sampling seed is cfg.seed + step)."""
+        """The policy evaluation's EvalConfig at `step`: its sampling seed is cfg.seed + step, its built-in problems
+        are drawn with cfg.eval_data_seed (the same problems at every step and in every run)."""
         from cooper_rl.evaluate import EvalConfig
 
         cfg = self.cfg
@@ -287,6 +288,7 @@ class EvalCallback(TrainerCallback):
             batch_size=cfg.eval_batch_size,
             output_dir=str(Path(cfg.output_dir) / "eval" / f"step-{step}"),
             seed=cfg.seed + step,
+            data_seed=cfg.eval_data_seed,
             resume=False,
         )
 

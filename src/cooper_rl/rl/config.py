@@ -367,6 +367,13 @@ class RLConfig:
         default_factory=lambda: ["builtin:test:32"], metadata={"help": "Held-out problem sources for avg@k."}
     )
     eval_k: int = field(default=4, metadata={"help": "Samples per problem in the periodic evaluation (paper: 8)."})
+    eval_data_seed: int | None = field(
+        default=0,
+        metadata={
+            "help": "Seed of the built-in problem generator for the periodic evaluation: the same held-out problems at "
+            "every evaluation and in every run, so gains pair by problem (None: seed + step, runs before 2026-12-01)."
+        },
+    )
     eval_max_new_tokens: int | None = field(
         default=None,
         metadata={"help": "Longest completion in the periodic evaluation, in tokens (default: max_completion_length)."},

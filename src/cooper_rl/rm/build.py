@@ -97,7 +97,8 @@ class RMDataConfig:
         default_factory=lambda: ["builtin:train:1000"],
         metadata={
             "help": "Problem sources with worked solutions ending in '#### N': builtin[:split[:n[:levels]]], or a "
-            ".jsonl/.json/.parquet file (GSM8K 'answer' field; SVAMP-style 'cots' lists are used too)."
+            ".jsonl/.json/.parquet file (GSM8K 'answer' field; SVAMP-style 'cots' lists are used too); none: no "
+            "worked solutions (only --samples or --latex_problems rows)."
         },
     )
     cots_per_problem: int = field(
@@ -314,6 +315,8 @@ def worked_solutions(cfg: RMDataConfig, excluded: set[str]) -> tuple[list[dict],
     and how many problems were excluded."""
     out, n_excluded = [], 0
     for source in cfg.solutions:
+        if source == "none":  # only --samples / --latex_problems rows
+            continue
         limit = None if cfg.limit is None else cfg.offset + cfg.limit
         problems = load_problems(source, limit=limit).problems[cfg.offset :]
         cots: dict[str, list[str]] = {}
