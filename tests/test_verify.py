@@ -7,7 +7,15 @@ import time
 
 import pytest
 
-from cooper_rl.verify import answers_match, extract_answer, is_parseable, verify, verify_batch, verify_batch_answers
+from cooper_rl.verify import (
+    answers_match,
+    answers_verdict,
+    extract_answer,
+    is_parseable,
+    verify,
+    verify_batch,
+    verify_batch_answers,
+)
 
 # (completion, reference, expected) in strict mode
 CASES = [
@@ -284,6 +292,10 @@ def test_sandbox_timeout_and_recovery():
     assert answers_match("(9^9)^(9^9)", "1", timeout=0.5) is False
     assert time.monotonic() - t < 0.5 + MARGIN
     assert answers_match("\\frac{\\pi}{2}", "\\pi/2", timeout=TIMEOUT) is True  # server still healthy
+    # a timeout is no verdict, not a refuted match: labels built from the CAS must not read it as "different"
+    assert answers_verdict("(9^9)^(9^9)", "1", timeout=0.5) is None
+    assert answers_verdict("\\frac{\\pi}{3}", "\\pi/2", timeout=TIMEOUT) is False
+    assert answers_verdict("\\frac{\\pi}{3}", "\\pi/3", timeout=TIMEOUT) is True
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -106,7 +106,7 @@ def test_rm_data_builds_latex_rows_resumably_with_the_rules_view(tmp_path, monke
     # a rerun asks the CAS nothing new and makes the same rows
     import cooper_rl.rm.latex_forms as lf
 
-    monkeypatch.setattr(lf.verify, "answers_match", lambda *a, **k: (_ for _ in ()).throw(AssertionError("asked")))
+    monkeypatch.setattr(lf.verify, "answers_verdict", lambda *a, **k: (_ for _ in ()).throw(AssertionError("asked")))
     assert run_rm_data(cfg)["sha256"] == stats["sha256"]
     # the held-out split is a fixed share of the problems by question
     splits = {latex_split_of(p["question"], 20) for p in probs}

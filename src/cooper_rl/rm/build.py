@@ -168,10 +168,10 @@ class RMDataConfig:
         },
     )
     latex_split: str = field(
-        default="train",
+        default="auto",
         metadata={
             "help": "Which --latex_problems to use: train, heldout (latex_heldout_percent of the problems by a hash "
-            "of the question: never train on these) or all."
+            "of the question: never train on these), all, or auto (train in --mode train, heldout in --mode suite)."
         },
     )
     latex_heldout_percent: int = field(default=20, metadata={"help": "Share of --latex_problems held out, in percent."})
@@ -529,19 +529,18 @@ def run_rm_data(cfg: RMDataConfig) -> dict:
     samples, dropped = sample_rows(cfg, excluded) if cfg.samples else ([], Counter())
     rows += samples
     latex, latex_not_made, latex_skipped = ([], Counter(), Counter())
+    split = {"train": "train", "suite": "heldout"}[cfg.mode] if cfg.latex_split == "auto" else cfg.latex_split
     if cfg.latex_problems:
         from cooper_rl.rm.latex_forms import latex_rows
 
         cache = Path(cfg.output).with_suffix(".cas_cache.jsonl")  # the CAS verdicts: a rerun asks only for new ones
         latex, latex_not_made, latex_skipped = latex_rows(
-            cfg.latex_problems,
-            cfg.latex_split,
-            cfg.latex_heldout_percent,
-            cfg.mode,
-            cfg.seed,
-            cfg.verify_timeout,
-            cache,
+            cfg.latex_problems, split, cfg.latex_heldout_percent, cfg.mode, cfg.seed, cfg.verify_timeout, cache
         )
+        gone = [r for r in latex if _norm(r["question"]) in excluded]  # --exclude holds for these rows too
+        if gone:
+            latex_skipped["excluded_question_rows"] = len(gone)
+            latex = [r for r in latex if _norm(r["question"]) not in excluded]
     rows += latex
     random.Random(cfg.seed + 1).shuffle(rows)
 
@@ -587,7 +586,7 @@ def run_rm_data(cfg: RMDataConfig) -> dict:
         **(
             {
                 "latex": {
-                    "split": cfg.latex_split,
+                    "split": split,
                     "problems_skipped": dict(sorted(latex_skipped.items())),
                     "forms_not_made": {f"{c} {w}": n for (c, w), n in sorted(latex_not_made.items())},
                 }

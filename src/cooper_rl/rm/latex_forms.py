@@ -12,7 +12,7 @@ Correct forms (label 1), category ``latex:<name>``:
     decimal      a terminating decimal (3/4 -> 0.75)  cas          the CAS's own rendering of the value (sympy.latex)
     reordered    the terms of a sum, the elements of a list or set in another order
     left_right   ( ) [ ] -> \\left( \\right) ...     cdot         an implicit product made explicit (\\cdot)
-    degrees      ^\\circ <-> ° <-> " degrees"
+    degrees      ^\\circ <-> ° <-> ^{\\circ}
 Wrong forms (label 0), category ``latex_trap:<name>``:
     near         one number of the answer off by one  reciprocal   1 / value
     sign         -value (an equation: its right side negated)
@@ -58,12 +58,12 @@ def clean_reference(answer: str) -> str | None:
     return a
 
 
-def parse_value(answer: str):
-    """The sympy object Math-Verify reads from an answer string (None if it reads none)."""
+def parse_value(answer: str, timeout: float = 10.0):
+    """The sympy object Math-Verify reads from an answer string (None if it reads none within `timeout` seconds)."""
     from math_verify import parse
 
     try:
-        parsed = parse(f"${answer}$", parsing_timeout=2)
+        parsed = parse(f"${answer}$", parsing_timeout=max(1, round(timeout)))
     except Exception:
         return None
     return next((p for p in parsed if not isinstance(p, str)), None)
@@ -145,11 +145,19 @@ def correct_form(kind: str, ref: str, value, rng: random.Random) -> str | None:
             out = " + ".join(f"({_sympy_latex(t)})" if t.could_extract_minus_sign() else _sympy_latex(t) for t in terms)
             return out.replace("+ (-", "- (").replace("(-", "-(") if out else None
         return None
-    if kind == "left_right":
-        if "\\left" in ref or not re.search(r"[(\[]", ref):
+    if kind == "left_right":  # matched pairs, \\left( 0, 1 \\right] too; never \\sqrt[n]'s index
+        if "\\left" in ref:
             return None
-        out = re.sub(r"(?<!\\sqrt)\[([^\[\]]*)\]", r"\\left[\1\\right]", ref)  # not \sqrt[n]{...}'s index
-        return out.replace("(", "\\left(").replace(")", "\\right)")
+        pairs, stack = [], []
+        for i, ch in enumerate(ref):
+            if ch in "([" and not (ch == "[" and ref[:i].endswith("\\sqrt")):
+                stack.append(i)
+            elif ch in ")]" and stack:
+                pairs.append((stack.pop(), i))
+        if not pairs or stack:
+            return None
+        marks = {o: "\\left" for o, _ in pairs} | {c: "\\right" for _, c in pairs}
+        return "".join(marks.get(i, "") + ch for i, ch in enumerate(ref))
     if kind == "cdot":
         out = re.sub(r"(\d)\s*(\\sqrt|\\pi|[a-zA-Z](?![a-zA-Z]))", r"\1 \\cdot \2", ref, count=1)
         return out if out != ref else None
@@ -157,7 +165,8 @@ def correct_form(kind: str, ref: str, value, rng: random.Random) -> str | None:
         m = re.search(r"\^\s*\{?\\circ\}?", ref)
         if not m:
             return None
-        return ref[: m.start()] + rng.choice(["°", "^{\\circ}", "^\\circ"]) + ref[m.end() :]
+        other = [x for x in ("°", "^{\\circ}", "^\\circ", "\\,^{\\circ}") if x != m.group().replace(" ", "")]
+        return ref[: m.start()] + rng.choice(other) + ref[m.end() :]
     raise ValueError(f"unknown correct form {kind!r}: use one of {CORRECT}")
 
 
@@ -248,8 +257,8 @@ def cas_says(form: str, ref: str, timeout: float = verify.DEFAULT_TIMEOUT, cache
     key = json.dumps([form, ref])
     if cache is not None and key in cache:
         return cache[key]
-    verdict = verify.answers_match(form, ref, timeout) if verify.answers_match(form, form, timeout) else None
-    if cache is not None:
+    verdict = verify.answers_verdict(form, ref, timeout) if verify.answers_verdict(form, form, timeout) else None
+    if cache is not None and verdict is not None:  # no verdict (a timeout) is asked again next time
         cache[key] = verdict
     return verdict
 
@@ -259,7 +268,7 @@ def make_forms(
 ) -> tuple[list, dict]:
     """([(category, completion, label)], {category: why not made}) for one reference and the categories `kinds`;
     every form is checked by the CAS (module docstring; `cache`: see cas_says)."""
-    value = parse_value(ref)
+    value = parse_value(ref, timeout)
     made, why = [], {}
     for cat in kinds:
         group, kind = cat.split(":", 1)
@@ -275,8 +284,8 @@ def make_forms(
         if form is None or form.strip() == "":
             why[cat] = "not_applicable"
             continue
-        if not label and form.replace(" ", "") == ref.replace(" ", ""):
-            why[cat] = "not_applicable"
+        if kind != "as_given" and form.replace(" ", "") == ref.replace(" ", ""):
+            why[cat] = "not_applicable"  # the reference itself, not another form of it
             continue
         verdict = cas_says(form, ref, timeout, cache)
         if verdict is None or verdict != bool(label):

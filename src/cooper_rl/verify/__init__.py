@@ -235,6 +235,10 @@ class _Sandbox:
 
     def call(self, op: str, a: str, b: str, timeout: float) -> bool:
         """Run one check in the server; False on timeout or any failure."""
+        return self.verdict(op, a, b, timeout) is True
+
+    def verdict(self, op: str, a: str, b: str, timeout: float) -> bool | None:
+        """Run one check in the server: True, False, or None when it gave no verdict (timeout, crash)."""
         with self.lock:
             try:
                 if self.proc is None or self.proc.poll() is not None:
@@ -249,10 +253,10 @@ class _Sandbox:
                 reply = self._readline(time.monotonic() + timeout + REPLY_GRACE)
                 if reply is None:
                     raise TimeoutError
-                return reply == b"1"
+                return {b"1": True, b"0": False}.get(reply)
             except Exception:
                 self.kill()
-                return False
+                return None
 
 
 _SANDBOXES: list[_Sandbox] = []
@@ -322,6 +326,16 @@ def answers_match(pred: str, gold: str, timeout: float = DEFAULT_TIMEOUT) -> boo
     except Exception:
         return False
     return quick if quick is not None else _sandboxes(1)[0].call("match", pred.strip(), gold.strip(), timeout)
+
+
+def answers_verdict(pred: str, gold: str, timeout: float = DEFAULT_TIMEOUT) -> bool | None:
+    """answers_match that tells a refuted match (False) from no verdict (None: the check timed out or failed), for
+    labels that must not take a timeout for a difference."""
+    try:
+        quick = _quick_match(pred, gold)
+    except Exception:
+        return None
+    return quick if quick is not None else _sandboxes(1)[0].verdict("match", pred.strip(), gold.strip(), timeout)
 
 
 def verify(completion: str, reference: str, mode: str = "strict", timeout: float = DEFAULT_TIMEOUT) -> bool:

@@ -1,7 +1,7 @@
 """Sandbox server for symbolic (Math-Verify / sympy) checks; run as a script by cooper_rl.verify.
 
 Protocol: one JSON request per stdin line, {"op": "match"|"parse", "a": str, "b": str, "timeout": float};
-one reply per stdout line, "1" (true) or "0" (false or timeout/crash). The server imports math_verify
+one reply per stdout line, "1" (true), "0" (false) or "t" (no verdict: the check timed out or its worker crashed). The server imports math_verify
 once, warms it up, and fork()s a worker process that runs the checks; when a check passes its deadline
 (stuck in C code such as a huge integer power, or eating memory) the worker is SIGKILLed and a fresh one
 is forked for the next request, so nothing can take the server down. The server exits when stdin closes
@@ -125,7 +125,7 @@ def main():
             stop_worker(worker)  # timed out, crashed, or due for recycling: the next request forks a fresh one
             worker = None
         try:
-            out.write(b"1\n" if reply == b"1" else b"0\n")
+            out.write(reply + b"\n" if reply in (b"1", b"0") else b"t\n")
             out.flush()
         except OSError:  # client gone
             break
