@@ -16,7 +16,6 @@ Per run:
 
 from __future__ import annotations
 
-import gzip
 import json
 import sys
 from collections import defaultdict
@@ -43,16 +42,15 @@ def rollout_calls(d: Path) -> list[list[dict]]:
     if not f.is_file():
         return []
     calls = defaultdict(list)
-    with gzip.open(f, "rt") as fh:
-        for line in fh:
-            r = json.loads(line)
-            calls[r["step"]].append(r)
+    for r in read_jsonl(f):  # a line cut by a kill is skipped
+        calls[r["step"]].append(r)
     return [calls[s] for s in sorted(calls)]
 
 
 def run_report(d: Path, label: str) -> dict:
     """The report's numbers for one run directory (module docstring)."""
     cfg = json.loads((d / "rl_config.json").read_text())
+    timing = read_jsonl(d / "timing.jsonl", missing_ok=True)
     g, spg = cfg["num_generations"], cfg.get("steps_per_generation", 1)
     calls = rollout_calls(d)
     signal = [
@@ -80,11 +78,12 @@ def run_report(d: Path, label: str) -> dict:
             if diff:
                 m = sum(diff.values()) / len(diff)
                 gains[set_name(ds)] = {"gain": m, "ci95": ci95([m], [diff])}
-    timing = read_jsonl(d / "timing.jsonl", missing_ok=True)
     n_rollouts = sum(len(c) for c in calls)
     return {
         "label": label,
-        "steps": max((r["step"] for r in read_jsonl(d / "metrics.jsonl", missing_ok=True)), default=0),
+        "steps": json.loads((d / "rl_summary.json").read_text())["global_step"]
+        if (d / "rl_summary.json").is_file()
+        else max((r["step"] for r in timing), default=0),
         "rollouts": n_rollouts,
         "rollouts_per_step": cfg["prompts_per_step"] * g,
         "learning_rate": cfg["learning_rate"],

@@ -212,7 +212,10 @@ def committed_experiment(root: Path = COMMITTED, step: str = "300") -> str:
     """Lines on the committed reward-hacking experiment (its summary.json, not this run), '' outside a clone."""
     try:
         conds = json.loads((root / "summary.json").read_text())["every_seed_by_step"][step]["conditions"]
-    except (OSError, KeyError, ValueError):
+        conds = {c: v for c, v in conds.items() if v.get("heldout_final_ci95")}  # a condition without a CI: left out
+    except (OSError, KeyError, ValueError, TypeError, AttributeError):
+        return ""
+    if not conds:
         return ""
     names = {"rule": "rule", "model": "static RM", "cooper": "Cooper (paper)", "cooper_ref_bin": "Cooper ref+0/1"}
     cells = []

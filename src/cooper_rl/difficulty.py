@@ -191,10 +191,12 @@ def run_filter(cfg: FilterConfig) -> dict:
         for i, p in enumerate(problems)
     ]
     write_jsonl(rates_path, rates)
-    stats = keep_band(cfg, rates, round(time.time() - t0, 1), want)
+    # every pass rate is in rates_path now (a rerun with another band reads it): the partial files go before the band
+    # is applied, so a failed band does not leave a "stopped pre-pass" behind
+    atomic_write_json(stats_path, {"settings": want, "seconds_sampling": round(time.time() - t0, 1)})
     partial.unlink()
     head.unlink()
-    return stats
+    return keep_band(cfg, rates, round(time.time() - t0, 1), want)
 
 
 def keep_band(cfg: FilterConfig, rates: list[dict], seconds: float, want: dict) -> dict:
