@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from cooper_rl.io import atomic_write_json, read_jsonl
+from cooper_rl.io import atomic_write_json, read_jsonl, write_jsonl
 from cooper_rl.models import MINILM, SMOLLM2, cache_dir
 
 
@@ -327,6 +327,14 @@ def run_demo(cfg: DemoConfig) -> dict:
     after = policy_eval(rl["policy_dir"], "eval_after")
     rm_after = rm_accuracy(str(rl_dir / "rm"), rm_rows)
     times["eval_after_seconds"] = time.time() - t
+    # the before/after measurements as the run's evaluations: the figure's held-out and RM panels show them
+    write_jsonl(
+        rl_dir / "evals.jsonl",
+        [
+            {"step": step, "policy": ev["per_dataset"], "rm": rm_m}
+            for step, ev, rm_m in ((0, before, rm_before), (rl["global_step"], after, rm_after))
+        ],
+    )
     figure = plot_runs(
         PlotConfig(
             run_dirs=[str(rl_dir)],

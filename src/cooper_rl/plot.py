@@ -174,8 +174,8 @@ def plot_runs(cfg: PlotConfig) -> Path:
         axes[2][0].set_title("rollout length (characters, train)")
         axes[2][1].set_title("wrong rollouts rewarded >= 0.5 (RM fooled, train)")
     if has_signal:
-        axes[-1][0].set_title("informative GRPO groups per optimizer step (reward spread > 0)")
-        axes[-1][1].set_title("groups: zero reward spread (—), all rule-wrong (--); positive advantage to wrong (··)")
+        axes[-1][0].set_title("informative groups per step (reward spread > 0)")
+        axes[-1][1].set_title("zero-spread (—), all-wrong (--) groups; +advantage to wrong (··)")
     for ax in axes.flat:
         ax.grid(alpha=0.3)
         if not ax.has_data():  # e.g. RM panels of rule runs, evaluations of a run without eval_steps
@@ -187,7 +187,7 @@ def plot_runs(cfg: PlotConfig) -> Path:
         ax.set_xlabel("step")
     if cfg.title:
         fig.suptitle(cfg.title)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.97) if cfg.title else None)
     out = Path(cfg.output) if cfg.output else Path(cfg.run_dirs[0]) / "dynamics.png"
     out.parent.mkdir(parents=True, exist_ok=True)
     buf = io.BytesIO()
