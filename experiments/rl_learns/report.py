@@ -10,7 +10,8 @@ Per run:
   train acc slope             least-squares slope of the rollouts' rule accuracy per reward call against the
                               rollouts trained on so far, in points per 1,000 rollouts
   held-out gain               last evaluation minus step 0 on each held-out set, paired by problem (95 % interval
-                              over problems: one seed per run)
+                              over problems: one seed per run); issue 15's runs drew other built-in problems at
+                              each evaluation: their built-in gain is unpaired (the two bootstrap errors added)
   s / 1k rollouts             seconds of training steps (timing.jsonl) per 1,000 rollouts trained on
 """
 
@@ -25,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 from cooper_rl.io import atomic_write_json, atomic_write_text, read_jsonl  # noqa: E402
 from cooper_rl.learning_signal import learning_signal  # noqa: E402
-from stats import ci95, eval_scores, slope_per_1000  # noqa: E402
+from stats import bootstrap_se, ci95, eval_scores, slope_per_1000  # noqa: E402
 
 I15 = HERE.parent / "reward_hacking" / "results" / "runs"
 SETS = {"builtin:test": "built-in test", "svamp_heldout": "SVAMP", "gsm8k_test": "GSM8K"}
@@ -72,12 +73,19 @@ def run_report(d: Path, label: str) -> dict:
         for ds, m in e["policy"].items():
             heldout.setdefault(set_name(ds), {})[e["step"]] = 100 * m["avg@k_strict"]
     gains = {}
+    paired = cfg.get("eval_data_seed") is not None  # runs before it drew other built-in problems at each step
     if start and end:
         for ds in end:
-            diff = {i: 100 * (end[ds][i] - start[ds][i]) for i in end[ds] if i in start.get(ds, {})}
-            if diff:
+            if ds not in start:
+                continue
+            if paired or not ds.startswith("builtin"):
+                diff = {i: 100 * (end[ds][i] - start[ds][i]) for i in end[ds] if i in start[ds]}
                 m = sum(diff.values()) / len(diff)
-                gains[set_name(ds)] = {"gain": m, "ci95": ci95([m], [diff])}
+                gains[set_name(ds)] = {"gain": m, "ci95": ci95([m], [diff]), "paired": True}
+            else:  # two independent draws of problems: the two bootstrap errors add
+                a, b = (100 * sum(x[ds].values()) / len(x[ds]) for x in (start, end))
+                se = (bootstrap_se([{i: 100 * v for i, v in start[ds].items()}]) ** 2 + bootstrap_se([{i: 100 * v for i, v in end[ds].items()}]) ** 2) ** 0.5  # fmt: skip
+                gains[set_name(ds)] = {"gain": b - a, "ci95": (b - a - 1.96 * se, b - a + 1.96 * se), "paired": False}
     n_rollouts = sum(len(c) for c in calls)
     return {
         "label": label,
