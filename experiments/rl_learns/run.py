@@ -2,6 +2,7 @@
 
   python experiments/rl_learns/run.py b64:0 i15_filter:0 ...   # these runs, in order, --jobs at a time
   python experiments/rl_learns/run.py --sweep                  # every setting of settings.yaml, seed 0
+  python experiments/rl_learns/run.py cooper_paper:0 model:0   # comparison conditions (in settings.yaml's regime)
   python experiments/rl_learns/run.py --report-only            # copy the run dirs' logs, write the report
 
 Steps, each skipped when its output exists (a fresh clone rebuilds what it lacks; everything is resumable):
@@ -9,7 +10,8 @@ Steps, each skipped when its output exists (a fresh clone rebuilds what it lacks
    pinned kernels, so it comes out bit-identical; check_artifacts.py checks it against the committed runs);
 2. the evaluation sets, runs/rl_learns/eval/{svamp_heldout,gsm8k_test}.jsonl (issue 15's, byte-identical);
 3. the filtered prompts (cooper filter, settings.yaml `filter`), committed under experiments/rl_learns/data/, when a
-   planned run trains on them (a job beside the runs on unfiltered prompts; the others wait for it);
+   planned run trains on them (a job beside the runs on unfiltered prompts; the others wait for it); likewise the
+   RMs of planned comparison conditions (settings.yaml `rms`: their own scripts, resumable, pinned kernels);
 4. the runs: `cooper rl` per NAME:SEED into runs/rl_learns/NAME-sSEED (resumed from its last checkpoint), with
    one torch thread each when two run side by side. While they run, their logs (metrics, evaluations, timing,
    rollouts, per-problem evaluation samples) are copied to experiments/rl_learns/results/runs/NAME-sSEED/ every
@@ -28,6 +30,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -95,9 +98,46 @@ def native_env(threads: int | None = None) -> dict:
     return env
 
 
+def spec(settings: dict, name: str) -> dict:
+    """Run NAME's setting ({filtered, flags[, rm]}): a sweep setting, or a comparison condition = the regime's
+    setting with the condition's flags, its RM, the RM's evaluation set and an evaluation at the middle."""
+    if name in settings["settings"]:
+        return settings["settings"][name]
+    cond = settings.get("conditions", {}).get(name)
+    if cond is None:
+        known = sorted(settings["settings"]) + sorted(settings.get("conditions", {}))
+        sys.exit(f"unknown setting or condition {name!r}; settings.yaml has {known}")
+    regime = settings.get("regime")
+    if regime not in settings["settings"]:
+        sys.exit(f"{name} is a comparison condition, but settings.yaml's regime is {regime!r}: the sweep picks it")
+    base = settings["settings"][regime]
+    flags = base["flags"] | {"eval_steps": base["flags"]["max_steps"] // 2} | cond["flags"]
+    flags |= {"rm": settings["rms"][cond["rm"]]["path"], "rm_eval_data": settings["rm_eval_data"]}
+    return {"filtered": base["filtered"], "flags": flags, "rm": cond["rm"]}
+
+
+def prereqs(settings: dict, name: str) -> list[str]:
+    """The jobs run NAME needs finished first: "filter" (its filtered prompts), "rm:KIND" (its RM)."""
+    s = spec(settings, name)
+    return (["filter"] if s["filtered"] else []) + ([f"rm:{s['rm']}"] if s.get("rm") else [])
+
+
+def prereq_done(settings: dict, job: str) -> bool:
+    """Whether a prerequisite job's output exists."""
+    if job == "filter":
+        return (ROOT / settings["filter"]["output"]).is_file()
+    return (ROOT / settings["rms"][job[3:]]["path"] / "cooper_rm.json").is_file()
+
+
+def prereq_command(settings: dict, job: str) -> list[str]:
+    """The command of a prerequisite job (the RM scripts pin their kernels themselves: issue 15's RMs, rebuilt
+    bit-identical)."""
+    return filter_command(settings) if job == "filter" else ["bash", "-c", settings["rms"][job[3:]]["build"]]
+
+
 def command(settings: dict, name: str, seed: int) -> list[str]:
     """The `cooper rl` command of run NAME:SEED."""
-    s = settings["settings"][name]
+    s = spec(settings, name)
     f = settings["filter"]
     data = [f["output"]] if s["filtered"] else f["datasets"]
     flags = settings["common"] | yaml.safe_load((HERE / "monitor.yaml").read_text()) | s["flags"]
@@ -182,7 +222,7 @@ def step0_pending(name: str, seed: int) -> bool:
 
 def finished(settings: dict, name: str, seed: int) -> bool:
     """Whether NAME:SEED reached its max_steps (here or in the committed logs)."""
-    want = settings["settings"][name]["flags"]["max_steps"]
+    want = spec(settings, name)["flags"]["max_steps"]
     for d in (RUNS / f"{name}-s{seed}", RESULTS / "runs" / f"{name}-s{seed}"):
         if (d / "rl_summary.json").is_file() and json.loads((d / "rl_summary.json").read_text())["global_step"] >= want:
             return True
@@ -211,38 +251,39 @@ def main():
     if args.sweep:
         plan += [(n, 0) for n in settings["settings"]]
     for name, _ in plan:
-        if name not in settings["settings"]:
-            sys.exit(f"unknown setting {name!r}; settings.yaml has {sorted(settings['settings'])}")
+        spec(settings, name)  # unknown names and conditions without a regime fail here, before anything starts
     if not args.report_only:
         ensure_inputs()
     env = native_env(args.threads or (max(1, (os.cpu_count() or 2) // args.jobs) if args.jobs > 1 else None))
     todo = [] if args.report_only else [(n, s) for n, s in plan if not finished(settings, n, s)]
     running: dict = {}
     failed = []
-    filtered = ROOT / settings["filter"]["output"]
-    # the filter pre-pass is a job of its own: runs on unfiltered prompts need not wait for it
-    want_filter = any(settings["settings"][n]["filtered"] for n, _ in todo) and not filtered.is_file()
+    # prerequisites (the filter pre-pass, the RMs) are jobs of their own: runs that do not need them go on meanwhile
+    wanted = sorted({j for n, _ in todo for j in prereqs(settings, n) if not prereq_done(settings, j)})
     while todo or running:
         if deadline and time.time() >= deadline:
-            todo = []
-            if "filter" in running and running["filter"].poll() is None:
-                running["filter"].terminate()  # finished chunks are kept: the next driver resumes it
+            todo, wanted = [], []
+            for key, p in running.items():
+                if isinstance(key, str) and p.poll() is None:
+                    os.killpg(p.pid, signal.SIGTERM)  # finished work is kept: the next driver resumes it
         while todo and len(running) < args.jobs:
-            if want_filter and "filter" not in running and not filtered.is_file():
-                lock = take_lock(RUNS / "filter.lock")  # None: another process runs the filter; its output is awaited
+            job = next((j for j in wanted if j not in running and not prereq_done(settings, j)), None)
+            if job is not None:
+                wanted.remove(job)
+                lock = take_lock(RUNS / f"{job.replace(':', '-')}.lock")  # None: another process runs it; awaited
                 if lock is not None:
-                    print(f"[rl_learns] cooper filter -> {filtered} ({time.strftime('%H:%M:%S')})", flush=True)
-                    log = open(RUNS / "filter.log", "a")
-                    running["filter"] = subprocess.Popen(filter_command(settings), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, pass_fds=(lock,))  # fmt: skip
+                    print(f"[rl_learns] {job} ({time.strftime('%H:%M:%S')})", flush=True)
+                    log = open(RUNS / f"{job.replace(':', '-')}.log", "a")
+                    running[job] = subprocess.Popen(prereq_command(settings, job), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, pass_fds=(lock,), start_new_session=True)  # fmt: skip
                     os.close(lock)
-                    continue
-            # a seed's step-0 evaluation is computed once: its other runs wait for the first to finish it; runs on
-            # filtered prompts wait for the filter
+                continue
+            # a seed's step-0 evaluation is computed once: its other runs wait for the first to finish it; runs wait
+            # for their prerequisites
             ready = [
                 r
                 for r in todo
-                if (filtered.is_file() or not settings["settings"][r[0]]["filtered"])
-                and not any(key != "filter" and key[1] == r[1] and step0_pending(*key) for key in running)
+                if all(prereq_done(settings, j) for j in prereqs(settings, r[0]))
+                and not any(not isinstance(key, str) and key[1] == r[1] and step0_pending(*key) for key in running)
             ]
             if not ready:
                 break
@@ -263,14 +304,13 @@ def main():
             os.close(lock)
         time.sleep(60)
         for key, p in list(running.items()):
-            if key == "filter":
+            if isinstance(key, str):  # a prerequisite
                 if p.poll() is not None:
                     del running[key]
-                    want_filter = False
                     if p.returncode and not (deadline and time.time() >= deadline):  # stopped at the deadline: resumes
-                        todo = [r for r in todo if not settings["settings"][r[0]]["filtered"]]
-                        failed.append("filter")
-                        print(f"[rl_learns] cooper filter failed ({p.returncode}): see {RUNS}/filter.log", flush=True)
+                        todo = [r for r in todo if key not in prereqs(settings, r[0])]
+                        failed.append(key)
+                        print(f"[rl_learns] {key} failed ({p.returncode}): see {RUNS}/{key.replace(':', '-')}.log", flush=True)  # fmt: skip
                 continue
             copy_logs(RUNS / f"{key[0]}-s{key[1]}")
             if p.poll() is not None:

@@ -74,3 +74,38 @@ def test_report_of_a_run(tmp_path):
     assert r["heldout"]["built-in test"] == {0: 0.0, 2: 50.0}
     assert r["heldout_gain"]["built-in test"]["gain"] == 50.0
     assert "| b64-s0 |" in report.table({"b64-s0": r})
+
+
+def test_a_condition_is_the_regime_with_its_own_flags_and_rm():
+    settings = yaml.safe_load((HERE / "settings.yaml").read_text())
+    names = {f.name for f in RLConfig.__dataclass_fields__.values()}
+    settings["regime"] = "b64"
+    base = flags_of(run.command(settings, "b64", 0))
+    for name, cond in settings["conditions"].items():
+        f = flags_of(run.command(settings, name, 1))
+        assert set(f) - {"config"} <= names, f"{name}: unknown flags {set(f) - names}"
+        assert f["rm"] == settings["rms"][cond["rm"]]["path"] and f["rm_eval_data"] == settings["rm_eval_data"]
+        assert run.prereqs(settings, name) == ["filter", f"rm:{cond['rm']}"]
+        # everything else is the regime's: prompts, batch, schedule, budget, monitor
+        same = {
+            k: v
+            for k, v in base.items()
+            if k not in cond["flags"]
+            and k not in ("output_dir", "seed", "eval_steps", "eval_step0_from", "resume_from_checkpoint")
+        }
+        assert {k: f.get(k) for k in same} == same, name
+        assert int(f["eval_steps"]) == int(base["max_steps"]) // 2
+    # the §4 intervention changes one factor
+    a, b = (settings["conditions"][c]["flags"] for c in ("cooper_paper", "cooper_paper_noscale"))
+    assert {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)} == {"scale_rewards"}
+
+
+def test_a_condition_needs_a_regime():
+    settings = yaml.safe_load((HERE / "settings.yaml").read_text())
+    settings["regime"] = None
+    import pytest
+
+    with pytest.raises(SystemExit, match="regime"):
+        run.command(settings, "cooper_paper", 0)
+    with pytest.raises(SystemExit, match="unknown"):
+        run.command(settings, "nope", 0)
