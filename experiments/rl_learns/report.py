@@ -1,12 +1,17 @@
 """Issue 67's report: per run of experiments/rl_learns/results/runs (and issue 15's rule runs as the reference),
 the learning signal, the training accuracy's slope, held-out gains with 95 % intervals and the speed.
 
-  python experiments/rl_learns/report.py      # writes results/table.md and results/summary.json
+  python experiments/rl_learns/report.py      # writes results/table.md, results/summary.json, results/learning.png
 
 Per run:
   informative groups / step   GRPO groups with reward spread per optimizer step (from the logged rollouts: every
                               reward call's rollouts, G consecutive ones per prompt; learning_signal.py)
   zero-spread, all-wrong      shares of groups
+  over warm-up                the rollouts' rule accuracy minus the warm-up policy's pass rate on the same prompts
+                              (the filter's 8 samples per candidate, data/*.passrates.jsonl), first and last quarter
+                              of reward calls: paired by prompt, so it does not move with which prompts a step drew
+                              (the pass rates carry the filter's selection: compare the quarters, not with 0)
+                              (runs whose rollouts are < 90 % on those candidates: -)
   train acc slope             least-squares slope of the rollouts' rule accuracy per reward call against the
                               rollouts trained on so far, in points per 1,000 rollouts
   held-out gain               last evaluation minus step 0 on each held-out set, paired by problem (95 % interval
@@ -28,6 +33,7 @@ from cooper_rl.io import atomic_write_json, atomic_write_text, read_jsonl  # noq
 from cooper_rl.learning_signal import learning_signal  # noqa: E402
 from stats import bootstrap_se, ci95, eval_scores, slope_per_1000  # noqa: E402
 
+PASSRATES = HERE / "data" / "train_filtered.jsonl.passrates.jsonl"
 I15 = HERE.parent / "reward_hacking" / "results" / "runs"
 SETS = {"builtin:test": "built-in test", "svamp_heldout": "SVAMP", "gsm8k_test": "GSM8K"}
 
@@ -60,16 +66,28 @@ def run_report(d: Path, label: str) -> dict:
     ]
     signal = [s for s in signal if s]
     avg = lambda k: sum(s[k] for s in signal) / len(signal) if signal else None
-    seen, xs, ys = 0, [], []
+    seen, xs, ys = 0, [], []  # the rule accuracy of each reward call's rollouts, against rollouts trained on
     for c in calls:
         seen += len(c)
         xs.append(seen)
         ys.append(100 * sum(r["verdict"] for r in c) / len(c))
+    # paired by prompt: accuracy over the warm-up's pass rate on the same prompts, per reward call
+    pr = {r["question"]: r["pass_rate"] for r in read_jsonl(PASSRATES, missing_ok=True)}
+    covered = sum(r.get("question") in pr for c in calls for r in c)
+    over = []
+    if calls and covered >= 0.9 * sum(len(c) for c in calls):
+        over = [
+            100
+            * sum(r["verdict"] - pr[r["question"]] for r in c if r.get("question") in pr)
+            / max(1, sum(r.get("question") in pr for r in c))
+            for c in calls
+        ]
+    quarter = max(1, len(over) // 4)
     evals = read_jsonl(d / "evals.jsonl", missing_ok=True)
     last = evals[-1]["step"] if evals else None
     start, end = eval_scores(d, 0), eval_scores(d, last) if last else None
     heldout = {}
-    for e in evals[:1] + evals[-1:]:
+    for e in evals:
         for ds, m in e["policy"].items():
             heldout.setdefault(set_name(ds), {})[e["step"]] = 100 * m["avg@k_strict"]
     gains = {}
@@ -101,11 +119,63 @@ def run_report(d: Path, label: str) -> dict:
         "train_accuracy_first_quarter": sum(ys[: max(1, len(ys) // 4)]) / max(1, len(ys) // 4) if ys else None,
         "train_accuracy_last_quarter": sum(ys[-max(1, len(ys) // 4) :]) / max(1, len(ys) // 4) if ys else None,
         "train_accuracy_slope_per_1k": slope_per_1000(xs, ys),
+        "over_warmup_first_quarter": sum(over[:quarter]) / quarter if over else None,
+        "over_warmup_last_quarter": sum(over[-quarter:]) / quarter if over else None,
+        "over_warmup_slope_per_1k": slope_per_1000(xs, over) if over else None,
+        "train_accuracy_curve": [xs, ys],
+        "over_warmup_curve": over,
         "eval_steps": [e["step"] for e in evals],
         "heldout": heldout,
         "heldout_gain": gains,
         "seconds_per_1k_rollouts": 1000 * sum(t["step_seconds"] for t in timing) / n_rollouts if n_rollouts else None,
     }
+
+
+def figure(rows: dict, path: Path) -> None:
+    """Training accuracy (moving average over a sixth of each run) and the built-in held-out accuracy (95 % interval
+    over problems) against rollouts trained on, one colour per run."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from cooper_rl.plot import moving_average
+
+    fig, (a, o, b) = plt.subplots(1, 3, figsize=(16, 4.5))
+    for i, (name, r) in enumerate(rows.items()):
+        xs, ys = r["train_accuracy_curve"]
+        if not xs:
+            continue
+        colour = f"C{i % 10}"
+        style = ":" if name.startswith("i15") else "-"
+        a.plot(xs, moving_average(ys, max(1, len(ys) // 6)), style, color=colour, label=name, lw=1.2)
+        if r["over_warmup_curve"]:
+            over = r["over_warmup_curve"]
+            o.plot(xs, moving_average(over, max(1, len(over) // 6)), style, color=colour, label=name, lw=1.2)
+        bt = r["heldout"].get("built-in test", {})
+        if bt:
+            steps = sorted(bt)
+            x = [s * r["rollouts_per_step"] for s in steps]
+            b.plot(x, [bt[s] for s in steps], style, marker="o", color=colour, label=name, lw=1.2)
+            g = r["heldout_gain"].get("built-in test")
+            if g and len(steps) > 1:  # the gain's interval, drawn on the last point
+                lo, hi = g["ci95"]
+                b.errorbar(
+                    [x[-1]], [bt[steps[-1]]], yerr=[[-lo + g["gain"]], [hi - g["gain"]]], color=colour, capsize=3
+                )
+    a.set(xlabel="rollouts trained on", ylabel="rule accuracy of the rollouts (%)", title="training accuracy")
+    o.set(xlabel="rollouts trained on", ylabel="points", title="training accuracy minus the warm-up's\non the same prompts")
+    b.set(
+        xlabel="rollouts trained on",
+        ylabel="avg@4 (%)",
+        title="held-out: built-in test, 300 problems (bar: 95 % CI of the gain)",
+    )
+    b.legend(fontsize=7, loc="best")
+    for ax in (a, o, b):
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def fmt(x, form="{:.1f}") -> str:
@@ -117,8 +187,8 @@ def table(rows: dict) -> str:
     """The sweep table (markdown)."""
     head = (
         "| run | rollouts/step | lr | steps | informative groups/step | zero-spread | all-wrong | train acc "
-        "(first → last quarter) | slope /1k | built-in test: start → end (gain, 95 % CI) | SVAMP gain | GSM8K gain "
-        "| s/1k rollouts |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        "(first → last quarter) | slope /1k | over warm-up (first → last quarter) | built-in test: start → end (gain, 95 % CI) | SVAMP gain | GSM8K gain "
+        "| s/1k rollouts |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     out = []
     for name, r in rows.items():
@@ -136,7 +206,8 @@ def table(rows: dict) -> str:
             f"| {name} | {r['rollouts_per_step']} | {r['learning_rate']:g} | {r['steps']} | "
             f"{fmt(r['informative_groups_per_step'], '{:.2f}')} | {fmt(r['zero_spread_groups'], '{:.2f}')} | "
             f"{fmt(r['all_wrong_groups'], '{:.2f}')} | {fmt(r['train_accuracy_first_quarter'])} → "
-            f"{fmt(r['train_accuracy_last_quarter'])} | {fmt(r['train_accuracy_slope_per_1k'], '{:+.2f}')} | {bts} | "
+            f"{fmt(r['train_accuracy_last_quarter'])} | {fmt(r['train_accuracy_slope_per_1k'], '{:+.2f}')} | "
+            f"{fmt(r['over_warmup_first_quarter'], '{:+.1f}')} → {fmt(r['over_warmup_last_quarter'], '{:+.1f}')} | {bts} | "
             f"{gain('SVAMP')} | {gain('GSM8K')} | {fmt(r['seconds_per_1k_rollouts'], '{:.0f}')} |"
         )
     return head + "\n".join(out) + "\n"
@@ -151,7 +222,11 @@ def main():
     for d in sorted((results / "runs").glob("*-s*")):
         if (d / "rl_config.json").is_file():
             rows[d.name] = run_report(d, d.name)
-    atomic_write_json(results / "summary.json", rows)
+    atomic_write_json(
+        results / "summary.json",
+        {k: {x: y for x, y in r.items() if not x.endswith("_curve")} for k, r in rows.items()},
+    )
+    figure(rows, results / "learning.png")
     atomic_write_text(
         results / "table.md",
         "# Regime sweep (rule reward; generated by report.py)\n\n" + table(rows),

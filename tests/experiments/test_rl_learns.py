@@ -109,3 +109,24 @@ def test_a_condition_needs_a_regime():
         run.command(settings, "cooper_paper", 0)
     with pytest.raises(SystemExit, match="unknown"):
         run.command(settings, "nope", 0)
+
+
+def test_accuracy_over_the_warmup_is_paired_by_prompt(tmp_path, monkeypatch):
+    # an easy prompt (warm-up pass rate 0.75) and a hard one (0.25); the first call draws the easy one twice, the
+    # last the hard one twice: the raw accuracy falls although the policy improved on both prompts
+    passrates = tmp_path / "pr.jsonl"
+    passrates.write_text(json.dumps({"question": "easy", "pass_rate": 0.75}) + "\n" + json.dumps({"question": "hard", "pass_rate": 0.25}) + "\n")  # fmt: skip
+    monkeypatch.setattr(report, "PASSRATES", passrates)
+    d = tmp_path / "b64-s0"
+    d.mkdir()
+    cfg = {"num_generations": 2, "prompts_per_step": 2, "learning_rate": 1e-5, "scale_rewards": "group"}
+    (d / "rl_config.json").write_text(json.dumps(cfg))
+    calls = [[("easy", 1), ("easy", 1), ("easy", 1), ("easy", 0)], [("hard", 1), ("hard", 1), ("hard", 0), ("hard", 0)]]
+    rows = [{"step": s + 1, "question": q, "reward": float(v), "verdict": bool(v)} for s, c in enumerate(calls) for q, v in c]  # fmt: skip
+    (d / "rollouts.jsonl.gz").write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode()))
+    r = report.run_report(d, "x")
+    assert r["train_accuracy_last_quarter"] < r["train_accuracy_first_quarter"]
+    assert r["over_warmup_first_quarter"] == 0 and r["over_warmup_last_quarter"] == 25
+    # rollouts mostly on prompts without a pass rate: no paired number
+    monkeypatch.setattr(report, "PASSRATES", tmp_path / "none.jsonl")
+    assert report.run_report(d, "x")["over_warmup_first_quarter"] is None
