@@ -168,7 +168,7 @@ def figure(rows: dict, path: Path) -> None:
     b.set(
         xlabel="rollouts trained on",
         ylabel="avg@4 (%)",
-        title="held-out: built-in test, 300 problems (bar: 95 % CI of the gain)",
+        title="held-out: built-in test, 300 problems\n(bar: 95 % CI of the gain over step 0)",
     )
     b.legend(fontsize=7, loc="best")
     for ax in (a, o, b):
