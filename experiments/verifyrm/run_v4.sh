@@ -53,3 +53,11 @@ for S in $SEEDS; do
       $C eval-rm --rm $out --data $data --output $R/eval_${E}_smollm2_s$S.json > $R/eval_${E}_smollm2_s$S.log; }
   done
 done
+# issue 14's RM on the new held-out suite, beside (its v3 evaluations are in results/v3): where it is built
+# (run_v3.sh, seed 0; the RL comparison of issue 67 builds it too)
+V3RM=${V3RM:-runs/verifyrm-v3/smollm2-s0}
+if [ -f $V3RM/cooper_rm.json ] && [ ! -f $R/eval_latex_heldout_v3smollm2_s0.json ]; then
+  step "eval-rm issue 14's RM ($V3RM) on latex_heldout"
+  $C eval-rm --rm $V3RM --data $V/latex_heldout.jsonl --output $R/eval_latex_heldout_v3smollm2_s0.json > $R/eval_latex_heldout_v3smollm2_s0.log
+fi
+.venv/bin/python experiments/verifyrm/report_v4.py $R

@@ -1,0 +1,39 @@
+"""experiments/verifyrm/report_v4.py: issue 69's table follows from the evaluation files, targets judged on them."""
+
+import json
+
+from tests.experiments import EXPERIMENTS, load_script
+
+report = load_script("report_v4", EXPERIMENTS / "verifyrm")
+
+
+def evaluation(rm: float, per_cat: dict, n: int = 10) -> dict:
+    """An eval-rm report: the RM's accuracy, the rules', per category {category: RM accuracy}."""
+    judges = {"rm": {"accuracy": rm, "auroc": 0.99}} | {j: {"accuracy": 0.5} for j in report.RULES}
+    cats = {c: {"n": n, "rm": a, **{j: 0.5 for j in report.RULES}} for c, a in per_cat.items()}
+    return {"n": n * max(1, len(per_cat)), "judges": judges, "per_answer_type": cats}
+
+
+def test_targets_are_judged_on_the_mean_over_seeds(tmp_path, monkeypatch):
+    r, v3 = tmp_path / "v4", tmp_path / "v3"
+    r.mkdir(), v3.mkdir()
+    monkeypatch.setattr(report, "R", r)
+    monkeypatch.setattr(report, "V3", v3)
+    for s, (lx, trap) in enumerate([(0.97, 1.0), (0.95, 0.8)]):  # latex_trap:near: mean 0.90 -> meets 0.90
+        (r / f"eval_heldout_smollm2_s{s}.json").write_text(json.dumps(evaluation(0.995, {"fmt:a": 1.0})))
+        (r / f"eval_robustness_smollm2_s{s}.json").write_text(json.dumps(evaluation(0.98, {"fmt:a": 1.0})))
+        cats = {"latex:dfrac": lx, "latex_trap:near": trap}
+        (r / f"eval_latex_heldout_smollm2_s{s}.json").write_text(json.dumps(evaluation(0.96, cats)))
+        train = {"train_seconds": 600.0, "val_accuracy": 0.97, "data_rows": 9, "data_sha256": "ab", "max_length": 384}
+        (r / f"train_smollm2_s{s}.json").write_text(json.dumps(train))
+    (v3 / "eval_heldout_smollm2_s0.json").write_text(json.dumps(evaluation(0.999, {"fmt:a": 1.0})))
+    report.main()
+    summary = json.loads((r / "summary.json").read_text())
+    assert summary["targets_met"] == {"heldout": True, "robustness": False, "latex_heldout": True, "latex_min_category": True}  # fmt: skip
+    assert summary["v4_smollm2"]["latex_heldout"]["min_category"]["values"] == [0.97, 0.8]
+    assert (
+        summary["v3_smollm2"]["heldout"]["accuracy"]["mean"] == 0.999 and "latex_heldout" not in summary["v3_smollm2"]
+    )
+    table = (r / "table.md").read_text()
+    assert "| RM v4 SmolLM2 (2 seeds) | 99.5 ± 0.0 | 98.0 ± 0.0 | 96.0 ± 0.0 |" in table
+    assert "| latex_trap:near | 10 | 90.0 ± 14.1 | - |" in table
