@@ -215,6 +215,31 @@ def take_lock(path: Path) -> int | None:
     return fd
 
 
+class Foreign:
+    """A run another process (a previous driver's job) is running: counts as one of this driver's jobs until the
+    lock on its run dir is free; poll() as subprocess.Popen's."""
+
+    def __init__(self, lock_path: Path):
+        self.lock_path, self.returncode = lock_path, None
+
+    def poll(self) -> int | None:
+        fd = take_lock(self.lock_path)
+        if fd is None:
+            return None
+        os.close(fd)
+        self.returncode = 0
+        return 0
+
+
+def jobs_now(default: int) -> int:
+    """Jobs side by side: runs/rl_learns/jobs if it holds a number (change it while the driver runs, e.g. 1 to free a
+    core for another experiment: running jobs finish, no new one starts beyond it), else --jobs."""
+    try:
+        return max(0, int((RUNS / "jobs").read_text().strip()))
+    except (OSError, ValueError):
+        return default
+
+
 def step0_pending(name: str, seed: int) -> bool:
     """Whether run NAME:SEED has not finished its step-0 evaluation yet."""
     return not (RUNS / f"{name}-s{seed}" / "eval" / "step-0" / "summary.json").is_file()
@@ -233,7 +258,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="*", help="NAME:SEED, in order")
     ap.add_argument("--sweep", action="store_true", help="every setting, seed 0")
-    ap.add_argument("--jobs", type=int, default=2, help="runs (and the filter) side by side")
+    ap.add_argument(
+        "--jobs", type=int, default=2, help="runs (and prerequisites) side by side; runs/rl_learns/jobs overrides it"
+    )
     ap.add_argument("--threads", type=int, default=None, help="torch threads per job (default: cores / jobs)")
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument(
@@ -260,13 +287,21 @@ def main():
     failed = []
     # prerequisites (the filter pre-pass, the RMs) are jobs of their own: runs that do not need them go on meanwhile
     wanted = sorted({j for n, _ in todo for j in prereqs(settings, n) if not prereq_done(settings, j)})
+    for r in list(todo):  # runs an earlier driver still runs count as jobs from the start (a restarted driver)
+        fd = take_lock(RUNS / f"{r[0]}-s{r[1]}.lock")
+        if fd is None:
+            print(f"[rl_learns] {r[0]}:{r[1]} is running in another process: waiting for it", flush=True)
+            running[r] = Foreign(RUNS / f"{r[0]}-s{r[1]}.lock")
+            todo.remove(r)
+        else:
+            os.close(fd)
     while todo or running:
         if deadline and time.time() >= deadline:
             todo, wanted = [], []
             for key, p in running.items():
                 if isinstance(key, str) and p.poll() is None:
                     os.killpg(p.pid, signal.SIGTERM)  # finished work is kept: the next driver resumes it
-        while todo and len(running) < args.jobs:
+        while todo and len(running) < jobs_now(args.jobs):
             job = next((j for j in wanted if j not in running and not prereq_done(settings, j)), None)
             if job is not None:
                 wanted.remove(job)
@@ -291,8 +326,9 @@ def main():
             todo.remove(ready[0])
             out = RUNS / f"{name}-s{seed}"
             lock = take_lock(Path(f"{out}.lock"))  # held by the run's process: one writer per run dir
-            if lock is None:
-                print(f"[rl_learns] {name}:{seed} is running in another process: left to it", flush=True)
+            if lock is None:  # a job of an earlier driver: this one waits for it (and copies its logs)
+                print(f"[rl_learns] {name}:{seed} is running in another process: waiting for it", flush=True)
+                running[(name, seed)] = Foreign(Path(f"{out}.lock"))
                 continue
             cmd = command(settings, name, seed) + (["--stop_at", f"+{deadline - time.time():.0f}"] if deadline else [])
             with open(RESULTS / "commands.txt", "a") as f:
@@ -320,6 +356,12 @@ def main():
                 )
                 if p.returncode not in (0, 143):
                     failed.append(key)
+                elif (
+                    isinstance(p, Foreign)
+                    and not finished(settings, *key)
+                    and not (deadline and time.time() >= deadline)
+                ):
+                    todo.insert(0, key)  # stopped by the other driver's deadline: this one resumes it
     for d in sorted(RUNS.glob("*-s*")):
         if d.is_dir():
             copy_logs(d)

@@ -147,3 +147,19 @@ def test_the_monitor_is_judged_against_the_preregistered_collapse(tmp_path):
     assert m["collapsed"] and m["first_bad_eval"] == 50 and m["flagged_in_time"]
     (d / "metrics.jsonl").write_text("".join(json.dumps(r | {"monitor/acc_fall": float(r["step"] > 25)}) + "\n" for r in metrics))  # fmt: skip
     assert not report.monitor_report(d, evals)["flagged_in_time"]  # the first flag came after the bad evaluation
+
+
+def test_a_run_of_another_driver_counts_as_a_job_until_its_lock_is_free(tmp_path, monkeypatch):
+    import os
+
+    fd = run.take_lock(tmp_path / "r.lock")
+    f = run.Foreign(tmp_path / "r.lock")
+    assert f.poll() is None and f.returncode is None
+    os.close(fd)  # the other process ended
+    assert f.poll() == 0
+    monkeypatch.setattr(run, "RUNS", tmp_path)
+    assert run.jobs_now(2) == 2
+    (tmp_path / "jobs").write_text("1\n")
+    assert run.jobs_now(2) == 1
+    (tmp_path / "jobs").write_text("x")
+    assert run.jobs_now(2) == 2
