@@ -8,9 +8,12 @@
 #   question, never trained on; target >= 95 %, every category >= 90 %).
 # Never trains on GSM8K test questions (--exclude) or the held-out college-math problems (--latex_split).
 # Resumable: every step skips what it finished; training continues from its last checkpoint; the CAS verdicts are
-# cached next to the data. fp32.
+# cached next to the data. fp32, native kernels.
 #   bash experiments/verifyrm/run_v4.sh                 [SEEDS="0 1 2"] [DATA_ONLY=1]
 source "$(dirname "$0")/../common.sh"
+# native kernels (PINNED=1: issue 14's AVX2 / non-Intel-MKL pinning): on an AVX-512/AMX CPU the pinned kernels take
+# ~1.7x the time (benchmarks/pinning.py), and the RM only has to reproduce within its seed spread, not bit for bit
+[ -n "${PINNED:-}" ] || unset ATEN_CPU_CAPABILITY LD_PRELOAD
 D=experiments/verifyrm/data
 V3=experiments/verifyrm/v3             # issue 14's samples and evaluation sets (committed)
 V=experiments/verifyrm/v4              # this round's data stats and held-out set (committed)
