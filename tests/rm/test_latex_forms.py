@@ -44,6 +44,15 @@ def test_correct_forms_of_a_fraction(kind, want):
     assert form == want and verify.answers_match(form, ref)
 
 
+@pytest.mark.parametrize("ref", ["10-4 n", "x^2 - 3x + 2", "\\ln 2 - 1", "1 - \\frac{\\pi}{4}"])
+def test_a_reordered_sum_with_negative_terms_is_the_same_value(ref):
+    # sympy writes an unevaluated -4n as \left(-1\right) 4 n: the sum is rebuilt term by term ("- 4 n + 10"), and
+    # logarithms are written \ln (Math-Verify reads \log as base 10)
+    for seed in range(3):
+        form = correct_form("reordered", ref, parse_value(ref), random.Random(seed))
+        assert "\\left(-1" not in form and "+ -" not in form and verify.answers_match(form, ref), form
+
+
 def test_wrong_forms_differ_from_the_reference():
     ref = "\\frac{3}{4}"
     rng = random.Random(0)

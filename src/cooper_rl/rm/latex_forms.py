@@ -101,7 +101,7 @@ def outer_brackets(answer: str) -> list[int]:
 def _sympy_latex(expr) -> str:
     import sympy
 
-    return sympy.latex(expr)
+    return sympy.latex(expr, ln_notation=True)  # Math-Verify reads \log as base 10
 
 
 def correct_form(kind: str, ref: str, value, rng: random.Random) -> str | None:
@@ -142,8 +142,13 @@ def correct_form(kind: str, ref: str, value, rng: random.Random) -> str | None:
         if isinstance(value, sympy.Add) and len(value.args) >= 2:
             terms = list(value.args)
             rng.shuffle(terms)
-            out = " + ".join(f"({_sympy_latex(t)})" if t.could_extract_minus_sign() else _sympy_latex(t) for t in terms)
-            return out.replace("+ (-", "- (").replace("(-", "-(") if out else None
+            parts = []
+            for i, t in enumerate(terms):  # a negative term as "- |t|" (never "+ (-1) t"), a sum in parentheses
+                neg = t.could_extract_minus_sign()
+                body = -t if neg else t
+                text = f"({_sympy_latex(body)})" if isinstance(body, sympy.Add) else _sympy_latex(body)
+                parts.append(("- " if neg else "+ " if i else "") + text)
+            return " ".join(parts)
         return None
     if kind == "left_right":  # matched pairs, \\left( 0, 1 \\right] too; never \\sqrt[n]'s index
         if "\\left" in ref:
