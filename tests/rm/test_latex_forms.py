@@ -53,6 +53,15 @@ def test_a_reordered_sum_with_negative_terms_is_the_same_value(ref):
         assert "\\left(-1" not in form and "+ -" not in form and verify.answers_match(form, ref), form
 
 
+def test_forms_the_cas_writes_are_written_as_a_person_would():
+    # an unevaluated -4n must not leak into any form as \left(-1\right) 4 n (a cue only machine-made forms carry)
+    for ref in ["10-4 n", "y=-2x+5", "x^2 - 3x + 2"]:
+        value = parse_value(ref)
+        forms = [correct_form("cas", ref, value, random.Random(0))]
+        forms += [wrong_form(k, ref, value, random.Random(s)) for k in ("sign", "dropped") for s in range(4)]
+        assert not any("\\left(-1" in f for f in forms if f), forms
+
+
 def test_wrong_forms_differ_from_the_reference():
     ref = "\\frac{3}{4}"
     rng = random.Random(0)

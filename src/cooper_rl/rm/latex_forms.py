@@ -101,6 +101,10 @@ def outer_brackets(answer: str) -> list[int]:
 def _sympy_latex(expr) -> str:
     import sympy
 
+    try:  # Math-Verify parses without evaluating: -4n is Mul(-1, 4, n), which sympy writes \left(-1\right) 4 n
+        expr = expr.doit()
+    except Exception:
+        pass
     return sympy.latex(expr, ln_notation=True)  # Math-Verify reads \log as base 10
 
 
