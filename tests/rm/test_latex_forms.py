@@ -90,6 +90,18 @@ def test_every_made_row_is_labelled_as_the_cas_says():
     assert trap.rfind("\\frac{3}{4}") > trap.rfind("\\boxed")  # the reference after the wrong final answer
 
 
+def test_one_per_label_stops_at_the_first_confirmed_form_of_each_label(monkeypatch):
+    import cooper_rl.rm.latex_forms as lf
+
+    asked = []
+    real = lf.cas_says
+    monkeypatch.setattr(lf, "cas_says", lambda form, ref, *a, **k: asked.append(form) or real(form, ref, *a, **k))
+    kinds = ("latex:degrees", "latex:dfrac", "latex:slash", "latex_trap:reciprocal", "latex_trap:sign")
+    made, why = make_forms("\\frac{3}{4}", "q", kinds, random.Random(0), verify.DEFAULT_TIMEOUT, one_per_label=True)
+    assert [(c, y) for c, _, y in made] == [("latex:dfrac", 1), ("latex_trap:reciprocal", 0)]
+    assert len(asked) == 2 and why == {"latex:degrees": "not_applicable"}  # slash and sign never asked
+
+
 def test_a_form_the_cas_contradicts_is_dropped(monkeypatch):
     import cooper_rl.rm.latex_forms as lf
 

@@ -273,15 +273,25 @@ def cas_says(form: str, ref: str, timeout: float = verify.DEFAULT_TIMEOUT, cache
 
 
 def make_forms(
-    ref: str, question: str, kinds: tuple[str, ...], rng: random.Random, timeout: float, cache: dict | None = None
+    ref: str,
+    question: str,
+    kinds: tuple[str, ...],
+    rng: random.Random,
+    timeout: float,
+    cache: dict | None = None,
+    one_per_label: bool = False,
 ) -> tuple[list, dict]:
     """([(category, completion, label)], {category: why not made}) for one reference and the categories `kinds`;
-    every form is checked by the CAS (module docstring; `cache`: see cas_says)."""
+    every form is checked by the CAS (module docstring; `cache`: see cas_says). one_per_label: the first correct and
+    the first wrong form (in `kinds` order) the CAS confirms, the later kinds of a label not tried (CAS checks of
+    long LaTeX answers take seconds)."""
     value = parse_value(ref, timeout)
     made, why = [], {}
     for cat in kinds:
         group, kind = cat.split(":", 1)
         label = int(group == "latex")
+        if one_per_label and any(m[2] == label for m in made):
+            continue
         last = kind == "last_sentence"
         if label:
             form = correct_form(kind, ref, value, rng)
@@ -344,11 +354,9 @@ def latex_rows(
                 kinds = (*rng.sample(CATEGORIES[: len(CORRECT)], 3), *rng.sample(CATEGORIES[len(CORRECT) :], 3))
                 kinds += tuple(c for c in ("latex:as_given", "latex_trap:near", "latex_trap:sign") if c not in kinds)
             before = len(cache)
-            made, why = make_forms(ref, raw["question"], kinds, rng, timeout, cache)
+            made, why = make_forms(ref, raw["question"], kinds, rng, timeout, cache, one_per_label=mode == "train")
             if len(cache) > before:
                 append_jsonl(cache_path, [{"key": k, "verdict": v} for k, v in list(cache.items())[before:]])
-            if mode == "train":  # balanced classes: one correct and one wrong row
-                made = [m for m in (next((m for m in made if m[2] == y), None) for y in (1, 0)) if m is not None]
             not_made.update(why.items())
             pid = str(raw.get("id") or raw.get("question_number") or i)
             rows += [
