@@ -266,7 +266,9 @@ def cas_says(form: str, ref: str, timeout: float = verify.DEFAULT_TIMEOUT, cache
     key = json.dumps([form, ref])
     if cache is not None and key in cache:
         return cache[key]
-    verdict = verify.answers_verdict(form, ref, timeout) if verify.answers_verdict(form, form, timeout) else None
+    verdict = verify.answers_verdict(form, ref, timeout)
+    if verdict is False and not verify.answers_verdict(form, form, timeout):  # unreadable, not different
+        verdict = None
     if cache is not None and verdict is not None:  # no verdict (a timeout) is asked again next time
         cache[key] = verdict
     return verdict
