@@ -21,6 +21,7 @@ def test_references_that_are_answers_are_kept_prose_is_not():
     assert clean_reference("$\\frac{48 i-56}{85}$") == "\\frac{48 i-56}{85}"
     assert clean_reference("-15") == "-15"
     assert clean_reference("No solution") is None
+    assert clean_reference("No") is None
     assert clean_reference("$\\min$ at $2^{-1 / 3}$") is None
     assert clean_reference("$$\n\\begin{aligned} x \\end{aligned}$$") is None
 
@@ -55,11 +56,15 @@ def test_a_reordered_sum_with_negative_terms_is_the_same_value(ref):
 
 def test_forms_the_cas_writes_are_written_as_a_person_would():
     # an unevaluated -4n must not leak into any form as \left(-1\right) 4 n (a cue only machine-made forms carry)
+    series = "a_{0} \\sum_{m=0}^{\\infty} \\frac{x^{m}}{m !}"
+    assert "\\sum" in wrong_form("sign", series, parse_value(series), random.Random(0))  # not summed to e^x
     for ref in ["10-4 n", "y=-2x+5", "x^2 - 3x + 2"]:
         value = parse_value(ref)
         forms = [correct_form("cas", ref, value, random.Random(0))]
         forms += [wrong_form(k, ref, value, random.Random(s)) for k in ("sign", "dropped") for s in range(4)]
         assert not any("\\left(-1" in f for f in forms if f), forms
+        if "=" in ref:  # an equation's wrong forms stay equations (evaluated whole, they came out True / False)
+            assert all(f.startswith("y =") and "True" not in f and "False" not in f for f in forms[1:] if f), forms
 
 
 def test_wrong_forms_differ_from_the_reference():

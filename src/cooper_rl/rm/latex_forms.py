@@ -53,8 +53,8 @@ def clean_reference(answer: str) -> str | None:
         return None
     if a.startswith("$") and a.endswith("$") and a.count("$") == 2:
         a = a[1:-1].strip()
-    if "$" in a or not a or _WORD.search(re.sub(r"\\[A-Za-z]+", "", a)):
-        return None
+    if "$" in a or not a or _WORD.search(re.sub(r"\\[A-Za-z]+", "", a)) or re.fullmatch(r"[A-Z][a-z]+", a):
+        return None  # prose, or a word such as "No" (read as the product N o)
     return a
 
 
@@ -101,8 +101,16 @@ def outer_brackets(answer: str) -> list[int]:
 def _sympy_latex(expr) -> str:
     import sympy
 
-    try:  # Math-Verify parses without evaluating: -4n is Mul(-1, 4, n), which sympy writes \left(-1\right) 4 n
-        expr = expr.doit()
+    # Math-Verify parses without evaluating: -4n is Mul(-1, 4, n), which sympy writes \left(-1\right) 4 n. Products
+    # and sums are rebuilt evaluated (not doit(): that would sum series and evaluate an equation to True / False)
+    def tidy(e):
+        return e.replace(lambda x: isinstance(x, (sympy.Mul, sympy.Add)), lambda x: x.func(*x.args))
+
+    try:
+        if isinstance(expr, sympy.Rel):
+            expr = type(expr)(tidy(expr.lhs), tidy(expr.rhs), evaluate=False)
+        elif isinstance(expr, sympy.Expr):
+            expr = tidy(expr)
     except Exception:
         pass
     return sympy.latex(expr, ln_notation=True)  # Math-Verify reads \log as base 10
