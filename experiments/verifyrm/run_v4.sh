@@ -30,11 +30,15 @@ step() { echo "[v4] $* ($(date -u +%FT%TZ))"; }
 test -f $D/svamp_rm_train.jsonl || .venv/bin/python experiments/verifyrm/prepare.py "$SHARED"
 for f in heldout robustness; do test -f $V3/$f.jsonl || { echo "missing $V3/$f.jsonl (run_v3.sh builds it)" >&2; exit 1; }; done
 
+# the CAS verdicts of the committed build (a fresh clone asks nothing new, so a slower machine's timeouts cannot
+# change the rows; rm-data adds what it lacks)
+test -f $RUNS/train.cas_cache.jsonl || cp $V/train.cas_cache.jsonl $RUNS/ 2>/dev/null || true
 step "rm-data: v3's rows + college-math LaTeX rows (train split)"
 test -f $RUNS/train.jsonl || $C rm-data --solutions $SHARED/gsm8k/train.jsonl $D/svamp_rm_train.jsonl builtin:train:400 \
   --limit $N_TRAIN_GSM --samples $V3/samples_train_T0.6.jsonl $V3/samples_train_T1.0.jsonl \
   --exclude $SHARED/gsm8k/test.jsonl --latex_problems $SHARED/college_math/problems.jsonl --latex_split train \
   --output $RUNS/train.jsonl --stats $V/train.stats.json --seed 0 --verify_timeout $CAS_TIMEOUT --quiet
+cmp -s $RUNS/train.cas_cache.jsonl $V/train.cas_cache.jsonl || cp $RUNS/train.cas_cache.jsonl $V/   # committed
 step "rm-data: held-out college-math problems, every latex category"
 test -f $V/latex_heldout.jsonl || $C rm-data --solutions none --latex_problems $SHARED/college_math/problems.jsonl \
   --latex_split heldout --mode suite --output $V/latex_heldout.jsonl --seed 0 --verify_timeout $CAS_TIMEOUT --quiet
