@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -25,6 +24,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
 from common import median, write_result  # noqa: E402
+from pinning import env_of  # noqa: E402
 
 ROOT = Path(__file__).parent.parent
 
@@ -51,8 +51,7 @@ def main():
         per_step = cfg["prompts_per_step"] * cfg["num_generations"] * (cfg.get("steps_per_generation", 1) or 1)
         if args.rollouts % per_step or args.rollouts // per_step < 2:
             sys.exit(f"--rollouts {args.rollouts} is not >= 2 generation batches of {c} ({per_step} rollouts each)")
-    env = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "LD_PRELOAD")}
-    env |= {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    env = env_of("native")  # one torch thread, this CPU's own kernels
     work = ROOT / "runs" / "bench_presets"
     work.mkdir(parents=True, exist_ok=True)
     cooper = str(ROOT / ".venv" / "bin" / "cooper")
