@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import statistics
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -132,6 +133,22 @@ def slope_per_1000(xs: list[float], ys: list[float]) -> float | None:
 def pct(x: float | None, digits: int = 1) -> str:
     """A fraction as a percentage ('0.1234' -> '12.3'), '-' when missing."""
     return "-" if x is None else f"{100 * x:.{digits}f}"
+
+
+def mean_sd(values: Iterable[float | None]) -> dict | None:
+    """{mean, sd, n, values} of the values that are not None (sd 0 for one value); None when there are none."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    return {"mean": statistics.mean(values), "sd": sd, "n": len(values), "values": values}
+
+
+def pct_sd(d: dict | None) -> str:
+    """A mean_sd as 'mean ± sd' in percent (the mean alone for one value), '-' when missing."""
+    if d is None:
+        return "-"
+    return f"{100 * d['mean']:.1f}" + (f" ± {100 * d['sd']:.1f}" if d["n"] > 1 else "")
 
 
 def num(x: float | None, digits: int = 0) -> str:

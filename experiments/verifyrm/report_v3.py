@@ -7,12 +7,14 @@ Writes summary.json and table.md into that directory.
 
 import json
 import re
-import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
 
 from cooper_rl.io import atomic_write_json, atomic_write_text
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from stats import mean_sd as ms  # noqa: E402  (experiments/stats.py)
 
 R = Path(sys.argv[1] if len(sys.argv) > 1 else "experiments/verifyrm/results/v3")
 TARGETS = {
@@ -22,15 +24,6 @@ TARGETS = {
     "robustness_min_category": 0.90,
 }
 RULES = ("rule_strict", "rule_lenient", "math_verify")
-
-
-def ms(values):
-    """{mean, sd, n, values} of a list (sd 0 for one value)."""
-    values = [v for v in values if v is not None]
-    if not values:
-        return None
-    sd = statistics.stdev(values) if len(values) > 1 else 0.0
-    return {"mean": statistics.mean(values), "sd": sd, "n": len(values), "values": values}
 
 
 def fmt(d, pct=True, digits=3):

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import json
 import re
-import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
 
 from cooper_rl.io import atomic_write_json, atomic_write_text
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from stats import mean_sd as ms  # noqa: E402  (experiments/stats.py)
+from stats import pct_sd as pct  # noqa: E402
 
 R = Path(sys.argv[1] if len(sys.argv) > 1 else "experiments/verifyrm/results/v4")
 V3 = R.parent / "v3"
@@ -25,21 +28,6 @@ SETS = ("heldout", "robustness", "latex_heldout")
 # issue 69: v3's sets must not fall below 99 % / 99 %; the new held-out suite >= 95 %, every latex category >= 90 %
 TARGETS = {"heldout": 0.99, "robustness": 0.99, "latex_heldout": 0.95, "latex_min_category": 0.90}
 RULES = ("rule_strict", "rule_lenient", "math_verify")
-
-
-def ms(values: list) -> dict | None:
-    """{mean, sd, n, values} of the non-None values (sd 0 for one value), None if there are none."""
-    values = [v for v in values if v is not None]
-    if not values:
-        return None
-    return {"mean": statistics.mean(values), "sd": statistics.stdev(values) if len(values) > 1 else 0.0, "n": len(values), "values": values}  # fmt: skip
-
-
-def pct(d: dict | None) -> str:
-    """mean ± sd in percent ('-' for None; the mean alone for one value)."""
-    if d is None:
-        return "-"
-    return f"{100 * d['mean']:.1f}" + (f" ± {100 * d['sd']:.1f}" if d["n"] > 1 else "")
 
 
 def load(directory: Path, rm: str) -> dict:
