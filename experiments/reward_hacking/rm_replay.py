@@ -1,0 +1,195 @@
+"""Which negatives made `cooper_new`'s RM worse at verifying? An intervention on the RM side alone (issue 67, §5).
+
+In issue 15, `cooper_new`'s co-optimized RM fell from 83.8 % to 49-58 % on the fixed labelled set by step 100 (all
+three seeds) while its pairwise loss fell and it accepted every rule-wrong rollout. Its pairs came from four kinds of
+negative (corrupt, mined, truncate, masterkey). This script replays the RM's side of such a run on the policy's
+committed rollouts -- the same reward calls, the same positives (rule-verified rollouts), the same update
+(`cooper_step`: one pairwise step per reward call, the run's RM optimizer settings), from the same starting RM -- but
+with the negatives restricted to an ARM: all kinds (does the replay reproduce the drop?), one kind alone, or all
+but one kind. Nothing of the policy is rerun: what differs between arms is only which pairs the RM learns from.
+
+usage: python experiments/reward_hacking/rm_replay.py [--runs cooper_new-s0 ...] [--arms all only:mined ...]
+                                                       [--calls 25] [--eval-every 5] [--rm runs/verifyrm-weak]
+reads  results/runs/RUN/{rl_config.json,rollouts.jsonl.gz} and the run's rm_eval_data (the fixed labelled set)
+writes results/rm_replay/RUN.ARM.jsonl, one line per evaluation of the RM on the labelled set (after 0, EVAL_EVERY,
+       ... CALLS reward calls: calls 1..25 are optimizer steps 1..97, i.e. the run's step-100 evaluation) plus one
+       line per reward call (its pairs per kind, loss); written when the arm is done (an arm is ~10 min: a killed
+       replay reruns only unfinished arms). Thresholds and predictions: results/rm_replay/PREREGISTRATION.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from cooper_rl.cooper.negatives import NegativeMix, make_negative_generator
+from cooper_rl.cooper.reward_model import VerifyRM
+from cooper_rl.cooper.step import cooper_step
+from cooper_rl.io import atomic_write_json, atomic_write_text, weights_sha256
+from cooper_rl.rm.data import load_rm_rows
+from cooper_rl.rm.evaluate import labelled_metrics
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from stats import mean_sd, pct_sd, records  # noqa: E402  (experiments/stats.py)
+
+RUNS = HERE / "results" / "runs"
+OUT = HERE / "results" / "rm_replay"
+
+
+def arm_kinds(arm: str, kinds: list[str]) -> list[str]:
+    """The negative kinds of an arm: 'all', 'only:K' or 'without:K', K one of the run's kinds or several joined by
+    '+' ('only:corrupt+mined')."""
+    if arm == "all":
+        return list(kinds)
+    how, _, named = arm.partition(":")
+    named = named.split("+")
+    if how not in ("only", "without") or not set(named) <= set(kinds) or len(set(named)) != len(named):
+        raise ValueError(f"arm {arm!r}: use all, only:K or without:K with K in {kinds} (several joined by +)")
+    return [k for k in kinds if (k in named) == (how == "only")]
+
+
+def reward_calls(run: Path) -> list[list[dict]]:
+    """The run's reward calls in order, each its logged rollouts (question, reference, completion, verdict)."""
+    calls: dict[int, list[dict]] = {}
+    for r in records(run / "rollouts.jsonl"):
+        calls.setdefault(r["step"], []).append(r)
+    return [calls[s] for s in sorted(calls)]
+
+
+def rm_eval(rm: VerifyRM, rows: list[dict], batch_size: int) -> dict:
+    """The RM's metrics on the labelled rows, with its mean P(correct) on the correct and on the wrong rows (scores
+    pushed up together, or apart?)."""
+    m = labelled_metrics(rm, rows, batch_size=batch_size)
+    probs = rm.score(*([r[k] for r in rows] for k in ("question", "reference", "completion")), batch_size=batch_size)
+    for label, name in ((1, "mean_p_correct_rows"), (0, "mean_p_wrong_rows")):
+        ps = [p for p, r in zip(probs, rows) if int(r["label"]) == label]
+        m[name] = sum(ps) / len(ps) if ps else None
+    return m
+
+
+def replay(run: Path, arm: str, rm_path: str, calls: int, eval_every: int, start: dict | None = None) -> list[dict]:
+    """The arm's log lines: evaluations of the RM (kind "eval") and its reward calls (kind "call"); `start`: the
+    starting RM's evaluation when known (the same for every arm of a run)."""
+    cfg = json.loads((run / "rl_config.json").read_text())
+    kinds = [k.strip() for k in cfg["negatives"].split(",")]
+    sha = weights_sha256(rm_path)
+    if cfg.get("rm_sha256") and sha != cfg["rm_sha256"]:
+        raise SystemExit(
+            f"{rm_path} is not the RM {run.name} started from (sha256 {sha[:12]} != {cfg['rm_sha256'][:12]})"
+        )
+    torch.manual_seed(cfg["seed"])
+    rm = VerifyRM.from_pretrained(rm_path, max_length=cfg["rm_max_length"], device="cpu")
+    rm.autocast = cfg.get("rm_bf16_autocast", False)
+    rm.configure_optimizer(lr=cfg["rm_learning_rate"], weight_decay=cfg["rm_weight_decay"], warmup_steps=cfg["rm_warmup_steps"])  # fmt: skip
+    # a mix of one kind is that kind's generator with the seed the run's mix gave it (seed + its index)
+    chosen = arm_kinds(arm, kinds)
+    members = {k: make_negative_generator(k, seed=cfg["seed"] + kinds.index(k)) for k in chosen}
+    negatives = NegativeMix(members)
+    rows = load_rm_rows(cfg["rm_eval_data"])
+    bs = cfg["rm_batch_size"]
+    log = [{"kind": "eval", "call": 0, "arm": arm, "rm": start or rm_eval(rm, rows, bs)}]
+    for c, rollouts in enumerate(reward_calls(run)[:calls], 1):
+        q, r, t, v = ([x[k] for x in rollouts] for k in ("question", "reference", "completion", "verdict"))
+        t0 = time.perf_counter()
+        scores = rm.score(q, r, t, batch_size=bs)  # what `mined` ranks by: this RM before this call's update
+        out = cooper_step(rm, negatives, q, r, t, v, cfg["pairs_per_prompt"], scores=scores)
+        log.append({"kind": "call", "call": c, "step": rollouts[0]["step"], "seconds": time.perf_counter() - t0, **out})
+        if c % eval_every == 0:
+            log.append(
+                {"kind": "eval", "call": c, "step": rollouts[0]["step"], "arm": arm, "rm": rm_eval(rm, rows, bs)}
+            )
+            print(f"[replay] {run.name} {arm} call {c}: accuracy {log[-1]['rm']['accuracy']:.3f}", flush=True)
+    return log
+
+
+def report(out: Path = OUT) -> dict:
+    """summary.json and table.md of the replayed arms, with the pre-registered predictions judged
+    (PREREGISTRATION.md): per arm and run the accuracy, predicted-positive rate and mean P(correct) of the correct
+    and of the wrong rows at call 0 and at the last call; the drop's mean and sd over runs and its share of `all`'s."""
+    arms: dict[str, dict[str, dict]] = {}
+    for f in sorted(out.glob("*.jsonl")):
+        evals = [x for x in map(json.loads, f.read_text().splitlines()) if x["kind"] == "eval"]
+        run = f.name.split(".")[0]
+        first, last = evals[0], evals[-1]
+        keys = ("accuracy", "predicted_positive_rate", "mean_p_correct_rows", "mean_p_wrong_rows")
+        arms.setdefault(first["arm"], {})[run] = {
+            "calls": last["call"],
+            **{f"{k}_start": first["rm"][k] for k in keys},
+            **{f"{k}_end": last["rm"][k] for k in keys},
+            "drop": first["rm"]["accuracy"] - last["rm"]["accuracy"],
+            "curve": [(e["call"], e["rm"]["accuracy"]) for e in evals],
+        }
+    summary: dict = {"arms": {}}
+    for arm, runs in arms.items():
+        drops = [r["drop"] for r in runs.values()]
+        ppr = [r["predicted_positive_rate_end"] - r["predicted_positive_rate_start"] for r in runs.values()]
+        summary["arms"][arm] = {"runs": runs, "drop": mean_sd(drops), "ppr_rise": mean_sd(ppr)}
+    drop = {a: v["drop"]["mean"] for a, v in summary["arms"].items()}
+    if len(drop) == 7 and all(len(v["runs"]) == 3 for v in summary["arms"].values()):  # the complete design only
+        half = drop["all"] / 2
+        big = [a for a in drop if a != "all" and drop[a] >= half]
+        summary["predictions"] = {
+            "0_replay_reproduces_the_drop": drop["all"] >= 0.15,
+            "1_answerless_negatives_did_it": drop["only:truncate+masterkey"] >= half > drop["only:corrupt+mined"],
+            "2_scores_up_together": all(summary["arms"][a]["ppr_rise"]["mean"] >= 0.2 for a in big + ["all"]),
+            "3_one_answerless_kind_alone": max(drop["only:truncate"], drop["only:masterkey"]) >= half,
+        }
+    lines = [
+        "| arm | runs | accuracy: start → end (mean) | drop, points (mean ± sd) | share of `all`'s drop "
+        "| predicted-positive rate: start → end | P(correct): correct rows | P(correct): wrong rows |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for arm, v in summary["arms"].items():
+        rs = list(v["runs"].values())
+        m = lambda k, rs=rs: sum(r[k] for r in rs) / len(rs)  # noqa: E731
+        share = f"{v['drop']['mean'] / drop['all']:.2f}" if drop.get("all") else "-"
+        lines.append(
+            f"| `{arm}` | {len(rs)} | {100 * m('accuracy_start'):.1f} → {100 * m('accuracy_end'):.1f} "
+            f"| {pct_sd(v['drop'])} | {share} "
+            f"| {m('predicted_positive_rate_start'):.2f} → {m('predicted_positive_rate_end'):.2f} "
+            f"| {m('mean_p_correct_rows_start'):.2f} → {m('mean_p_correct_rows_end'):.2f} "
+            f"| {m('mean_p_wrong_rows_start'):.2f} → {m('mean_p_wrong_rows_end'):.2f} |"
+        )
+    if "predictions" in summary:
+        lines += ["", "Pre-registered predictions (PREREGISTRATION.md):", ""]
+        lines += [f"- {k}: {'holds' if ok else 'does not hold'}" for k, ok in summary["predictions"].items()]
+    atomic_write_json(out / "summary.json", summary)
+    atomic_write_text(out / "table.md", "\n".join(lines) + "\n")
+    return summary
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    ap.add_argument("--runs", nargs="+", default=["cooper_new-s0", "cooper_new-s1", "cooper_new-s2"])
+    kinds = ["corrupt", "mined", "truncate", "masterkey"]
+    arms = ["all"] + [f"only:{k}" for k in kinds] + ["only:corrupt+mined", "only:truncate+masterkey"]
+    ap.add_argument("--arms", nargs="+", default=arms)
+    ap.add_argument("--calls", type=int, default=25, help="reward calls to replay (25: the run's steps 1-97)")
+    ap.add_argument("--eval-every", type=int, default=5, help="evaluate the RM every N reward calls")
+    ap.add_argument("--rm", default="runs/verifyrm-weak", help="the RM the runs started from (sha256 checked)")
+    ap.add_argument("--report-only", action="store_true", help="no replay: table.md and summary.json from the logs")
+    args = ap.parse_args()
+    if args.report_only:
+        report()
+        return
+    OUT.mkdir(parents=True, exist_ok=True)
+    for run in args.runs:
+        for arm in args.arms:
+            out = OUT / f"{run}.{arm.replace(':', '_').replace('+', '-')}.jsonl"
+            if out.is_file():
+                continue
+            done = sorted(OUT.glob(f"{run}.*.jsonl"))  # the starting RM's evaluation, from an arm already replayed
+            start = json.loads(done[0].read_text().splitlines()[0])["rm"] if done else None
+            log = replay(RUNS / run, arm, args.rm, args.calls, args.eval_every, start)
+            atomic_write_text(out, "".join(json.dumps(x) + "\n" for x in log))
+            report()
+
+
+if __name__ == "__main__":
+    main()
