@@ -102,6 +102,7 @@ from pathlib import Path
 
 from cooper_rl import verify
 from cooper_rl.cooper.monitor import CHECKS, HackingMonitor, replay
+from cooper_rl.learning_signal import group_advantages
 from cooper_rl.plot import moving_average
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -231,27 +232,6 @@ SCALES = ("group", "batch", "none")  # TRL's scale_rewards: the runs train with 
 PUSHES = (*SCALES, "binary")  # + the RM's score made 0/1 at 0.5 (--rm_binary_reward), group-scaled
 
 
-def advantages(rewards: list[float], groups: list[int], scale: str) -> list[float]:
-    """TRL's GRPO advantages of one reward call's rollouts (groups[i]: rollout i's prompt): the reward minus its
-    group's mean, divided by the unbiased std of its group ("group") or of the whole call ("batch") plus 1e-4, or not
-    divided ("none")."""
-
-    def std(xs):
-        m = sum(xs) / len(xs)
-        return (sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5 if len(xs) > 1 else 0.0
-
-    members = defaultdict(list)
-    for g, r in zip(groups, rewards):
-        members[g].append(r)
-    out = []
-    for g, r in zip(groups, rewards):
-        a = r - sum(members[g]) / len(members[g])
-        if scale != "none":
-            a /= (std(members[g]) if scale == "group" else std(rewards)) + 1e-4
-        out.append(a)
-    return out
-
-
 def advantage_push(logged: list[dict], first: bool) -> dict:
     """Where the GRPO update on the logged rollouts of the first (or last) quarter of the reward calls points, per
     scale_rewards, and with the RM's scores made 0/1 at 0.5 ("binary", group-scaled; module docstring: advantage
@@ -272,7 +252,8 @@ def advantage_push(logged: list[dict], first: bool) -> dict:
                 right[r["question"]] |= bool(r["verdict"])
             # "binary": the RM's scores made 0/1; else what the policy got (a binary run's 0/1 reward, a score, the rule)
             rewards = [float(rm_view(r) >= 0.5) if variant == "binary" else r["reward"] for r in rows]
-            adv = advantages(rewards, [r["question"] for r in rows], scale)
+            # TRL's advantages (cooper_rl.learning_signal): a call's rollouts are its prompts' groups, one after another
+            adv = group_advantages(rewards, len(rows) // len(right), scale)
             for r, a in zip(rows, adv):
                 pos += max(a, 0.0)
                 pos_wrong += max(a, 0.0) * (not r["verdict"])

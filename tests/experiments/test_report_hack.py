@@ -35,21 +35,6 @@ def test_group_signal_counts_pairs_within_groups_only():
     assert rh.group_signal([], first=True) == (None, None, 0)
 
 
-def test_advantages_follow_trls_scale_rewards():
-    rewards, groups = [0.2, 0.4, 1.0, 0.0], ["a", "a", "b", "b"]
-    std_a, std_b = 0.02**0.5, 0.5**0.5  # unbiased std of each group
-    group = rh.advantages(rewards, groups, "group")
-    assert group == pytest.approx(
-        [-0.1 / (std_a + 1e-4), 0.1 / (std_a + 1e-4), 0.5 / (std_b + 1e-4), -0.5 / (std_b + 1e-4)]
-    )
-    call_std = (sum((r - 0.4) ** 2 for r in rewards) / 3) ** 0.5
-    assert rh.advantages(rewards, groups, "batch") == pytest.approx(
-        [a * (std_a + 1e-4) / (call_std + 1e-4) for a in group[:2]]
-        + [a * (std_b + 1e-4) / (call_std + 1e-4) for a in group[2:]]
-    )
-    assert rh.advantages(rewards, groups, "none") == pytest.approx([-0.1, 0.1, 0.5, -0.5])
-
-
 def test_advantage_push_counts_what_goes_to_wrong_answers():
     rule_like = [roll(1, "a", True, 1.0), roll(1, "a", False, 0.0), roll(1, "b", False, 0.0), roll(1, "b", False, 0.0)]
     assert rh.advantage_push(rule_like, first=True) == {k: (0.0, 0.0) for k in rh.PUSHES}
