@@ -32,7 +32,7 @@ from cooper_rl.cooper.reward_model import VerifyRM
 from cooper_rl.cooper.step import cooper_step
 from cooper_rl.io import atomic_write_json, atomic_write_text, weights_sha256
 from cooper_rl.rm.data import load_rm_rows
-from cooper_rl.rm.evaluate import labelled_metrics
+from cooper_rl.rm.evaluate import binary_metrics
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -40,6 +40,11 @@ from stats import mean_sd, pct_sd, records  # noqa: E402  (experiments/stats.py)
 
 RUNS = HERE / "results" / "runs"
 OUT = HERE / "results" / "rm_replay"
+# the pre-registered design (results/rm_replay/PREREGISTRATION.md)
+RUNS_REPLAYED = ("cooper_new-s0", "cooper_new-s1", "cooper_new-s2")
+KINDS = ("corrupt", "mined", "truncate", "masterkey")
+ARMS = ("all", *(f"only:{k}" for k in KINDS), "only:corrupt+mined", "only:truncate+masterkey")
+CALLS = 25  # reward calls 1-25: the run's steps 1-97, before its step-100 evaluation
 
 
 def arm_kinds(arm: str, kinds: list[str]) -> list[str]:
@@ -54,6 +59,15 @@ def arm_kinds(arm: str, kinds: list[str]) -> list[str]:
     return [k for k in kinds if (k in named) == (how == "only")]
 
 
+def arm_negatives(arm: str, cfg: dict) -> NegativeMix:
+    """The arm's negative generator: the run's mix (cooper rl's make_negative_generator) restricted to the arm's
+    kinds, each with the seed the run's mix gave it (the run's seed + the kind's index in its list)."""
+    kinds = [k.strip() for k in cfg["negatives"].split(",")]
+    return NegativeMix(
+        {k: make_negative_generator(k, seed=cfg["seed"] + kinds.index(k)) for k in arm_kinds(arm, kinds)}
+    )
+
+
 def reward_calls(run: Path) -> list[list[dict]]:
     """The run's reward calls in order, each its logged rollouts (question, reference, completion, verdict)."""
     calls: dict[int, list[dict]] = {}
@@ -65,8 +79,8 @@ def reward_calls(run: Path) -> list[list[dict]]:
 def rm_eval(rm: VerifyRM, rows: list[dict], batch_size: int) -> dict:
     """The RM's metrics on the labelled rows, with its mean P(correct) on the correct and on the wrong rows (scores
     pushed up together, or apart?)."""
-    m = labelled_metrics(rm, rows, batch_size=batch_size)
     probs = rm.score(*([r[k] for r in rows] for k in ("question", "reference", "completion")), batch_size=batch_size)
+    m = binary_metrics([r["label"] for r in rows], probs)  # as labelled_metrics, the run's evaluation
     for label, name in ((1, "mean_p_correct_rows"), (0, "mean_p_wrong_rows")):
         ps = [p for p, r in zip(probs, rows) if int(r["label"]) == label]
         m[name] = sum(ps) / len(ps) if ps else None
@@ -78,6 +92,14 @@ def replay(run: Path, arm: str, rm_path: str, calls: int, eval_every: int, start
     starting RM's evaluation when known (the same for every arm of a run)."""
     cfg = json.loads((run / "rl_config.json").read_text())
     kinds = [k.strip() for k in cfg["negatives"].split(",")]
+    if cfg.get("reference_positives") or {"api", "local"} & set(kinds):
+        raise SystemExit(
+            f"{run.name}: reference positives and assistant negatives are not replayed (only rollout pairs)"
+        )
+    logged = {m["step"]: m for m in records(run / "metrics.jsonl")}  # the run's own record of each reward call
+    todo = reward_calls(run)[:calls]
+    if len(todo) < calls:
+        raise SystemExit(f"{run.name}: {len(todo)} reward calls logged in rollouts.jsonl(.gz), {calls} asked")
     sha = weights_sha256(rm_path)
     if cfg.get("rm_sha256") and sha != cfg["rm_sha256"]:
         raise SystemExit(
@@ -87,20 +109,25 @@ def replay(run: Path, arm: str, rm_path: str, calls: int, eval_every: int, start
     rm = VerifyRM.from_pretrained(rm_path, max_length=cfg["rm_max_length"], device="cpu")
     rm.autocast = cfg.get("rm_bf16_autocast", False)
     rm.configure_optimizer(lr=cfg["rm_learning_rate"], weight_decay=cfg["rm_weight_decay"], warmup_steps=cfg["rm_warmup_steps"])  # fmt: skip
-    # a mix of one kind is that kind's generator with the seed the run's mix gave it (seed + its index)
-    chosen = arm_kinds(arm, kinds)
-    members = {k: make_negative_generator(k, seed=cfg["seed"] + kinds.index(k)) for k in chosen}
-    negatives = NegativeMix(members)
+    negatives = arm_negatives(arm, cfg)
     rows = load_rm_rows(cfg["rm_eval_data"])
     bs = cfg["rm_batch_size"]
     log = [{"kind": "eval", "call": 0, "arm": arm, "rm": start or rm_eval(rm, rows, bs)}]
-    for c, rollouts in enumerate(reward_calls(run)[:calls], 1):
+    for c, rollouts in enumerate(todo, 1):
         q, r, t, v = ([x[k] for x in rollouts] for k in ("question", "reference", "completion", "verdict"))
         t0 = time.perf_counter()
         scores = rm.score(q, r, t, batch_size=bs)  # what `mined` ranks by: this RM before this call's update
         out = cooper_step(rm, negatives, q, r, t, v, cfg["pairs_per_prompt"], scores=scores)
-        log.append({"kind": "call", "call": c, "step": rollouts[0]["step"], "seconds": time.perf_counter() - t0, **out})
-        if c % eval_every == 0:
+        # fidelity: the run's RM scored these rollouts before its update (the logged reward, or rm_score beside a
+        # 0/1 reward), and logged its pairs per kind
+        gap = sum(abs(a - x.get("rm_score", x["reward"])) for a, x in zip(scores, rollouts)) / len(scores)
+        run_log = logged.get(rollouts[0]["step"], {})
+        run_pairs = {k.removeprefix("rm/"): v for k, v in run_log.items() if k.startswith(("rm/valid/", "rm/n_valid"))}
+        log.append(
+            {"kind": "call", "call": c, "step": rollouts[0]["step"], "seconds": time.perf_counter() - t0, **out,
+             "score_gap_to_run": gap, "run": run_pairs}
+        )  # fmt: skip
+        if c % eval_every == 0 or c == len(todo):
             log.append(
                 {"kind": "eval", "call": c, "step": rollouts[0]["step"], "arm": arm, "rm": rm_eval(rm, rows, bs)}
             )
@@ -108,13 +135,36 @@ def replay(run: Path, arm: str, rm_path: str, calls: int, eval_every: int, start
     return log
 
 
+def arm_file(out: Path, run: str, arm: str) -> Path:
+    """Where an arm's log goes: results/rm_replay/RUN.ARM.jsonl (':' -> '_', '+' -> '-')."""
+    return out / f"{run}.{arm.replace(':', '_').replace('+', '-')}.jsonl"
+
+
+def fidelity(calls: list[dict]) -> dict:
+    """How closely the `all` arm repeats its run: the RM scores of the rollouts before each update against the run's
+    logged ones (mean absolute difference, at the first call and over all), and the calls whose valid pairs per kind
+    are those the run logged."""
+    same = [c["call"] for c in calls if {k: v for k, v in c.items() if k.startswith("valid/") or k == "n_valid"} == c["run"]]  # fmt: skip
+    return {
+        "score_gap_first_call": calls[0]["score_gap_to_run"],
+        "score_gap_mean": sum(c["score_gap_to_run"] for c in calls) / len(calls),
+        "calls_with_the_runs_pairs": len(same),
+        "first_call_pairs_match": bool(same) and same[0] == 1,
+        "calls": len(calls),
+    }
+
+
 def report(out: Path = OUT) -> dict:
     """summary.json and table.md of the replayed arms, with the pre-registered predictions judged
-    (PREREGISTRATION.md): per arm and run the accuracy, predicted-positive rate and mean P(correct) of the correct
-    and of the wrong rows at call 0 and at the last call; the drop's mean and sd over runs and its share of `all`'s."""
+    (PREREGISTRATION.md) once the whole design is in (ARMS x RUNS, CALLS calls each): per arm and run the accuracy,
+    predicted-positive rate and mean P(correct) of the correct and of the wrong rows at call 0 and at the last call,
+    the RM updates taken (calls with a valid pair) and pairs learnt from; the drop's mean and sd over runs and its
+    share of `all`'s; for `all`, the fidelity to the run's own log."""
     arms: dict[str, dict[str, dict]] = {}
     for f in sorted(out.glob("*.jsonl")):
-        evals = [x for x in map(json.loads, f.read_text().splitlines()) if x["kind"] == "eval"]
+        log = [json.loads(x) for x in f.read_text().splitlines()]
+        evals = [x for x in log if x["kind"] == "eval"]
+        calls = [x for x in log if x["kind"] == "call"]
         run = f.name.split(".")[0]
         first, last = evals[0], evals[-1]
         keys = ("accuracy", "predicted_positive_rate", "mean_p_correct_rows", "mean_p_wrong_rows")
@@ -123,42 +173,69 @@ def report(out: Path = OUT) -> dict:
             **{f"{k}_start": first["rm"][k] for k in keys},
             **{f"{k}_end": last["rm"][k] for k in keys},
             "drop": first["rm"]["accuracy"] - last["rm"]["accuracy"],
+            "rm_updates": sum(c["n_valid"] > 0 for c in calls),
+            "pairs": sum(c["n_valid"] for c in calls),
             "curve": [(e["call"], e["rm"]["accuracy"]) for e in evals],
+            **({"fidelity": fidelity(calls)} if first["arm"] == "all" and calls else {}),
         }
     summary: dict = {"arms": {}}
     for arm, runs in arms.items():
         drops = [r["drop"] for r in runs.values()]
         ppr = [r["predicted_positive_rate_end"] - r["predicted_positive_rate_start"] for r in runs.values()]
         summary["arms"][arm] = {"runs": runs, "drop": mean_sd(drops), "ppr_rise": mean_sd(ppr)}
-    drop = {a: v["drop"]["mean"] for a, v in summary["arms"].items()}
-    if len(drop) == 7 and all(len(v["runs"]) == 3 for v in summary["arms"].values()):  # the complete design only
+    complete = all(
+        set(arms.get(a, {})) == set(RUNS_REPLAYED) and all(r["calls"] == CALLS for r in arms[a].values()) for a in ARMS
+    )
+    if complete:  # judged on the whole design only; 1-3 decide nothing when the replay misses the drop (0)
+        drop = {a: summary["arms"][a]["drop"]["mean"] for a in ARMS}
         half = drop["all"] / 2
-        big = [a for a in drop if a != "all" and drop[a] >= half]
+        big = [a for a in ARMS if a != "all" and drop[a] >= half]
+        faithful = all(r["fidelity"]["first_call_pairs_match"] and r["fidelity"]["score_gap_first_call"] <= 1e-3 for r in arms["all"].values())  # fmt: skip
+        valid = drop["all"] >= 0.15 and faithful
+        summary["all_arm_faithful_at_first_call"] = faithful
         summary["predictions"] = {
-            "0_replay_reproduces_the_drop": drop["all"] >= 0.15,
-            "1_answerless_negatives_did_it": drop["only:truncate+masterkey"] >= half > drop["only:corrupt+mined"],
-            "2_scores_up_together": all(summary["arms"][a]["ppr_rise"]["mean"] >= 0.2 for a in big + ["all"]),
-            "3_one_answerless_kind_alone": max(drop["only:truncate"], drop["only:masterkey"]) >= half,
+            "0_replay_reproduces_the_drop": valid,
+            "1_answerless_negatives_did_it": (drop["only:truncate+masterkey"] >= half > drop["only:corrupt+mined"])
+            if valid
+            else None,
+            "2_scores_up_together": all(summary["arms"][a]["ppr_rise"]["mean"] >= 0.2 for a in big + ["all"])
+            if valid
+            else None,
+            "3_one_answerless_kind_alone": max(drop["only:truncate"], drop["only:masterkey"]) >= half
+            if valid
+            else None,
         }
     lines = [
         "| arm | runs | accuracy: start → end (mean) | drop, points (mean ± sd) | share of `all`'s drop "
-        "| predicted-positive rate: start → end | P(correct): correct rows | P(correct): wrong rows |",
-        "|---|---|---|---|---|---|---|---|",
+        "| RM updates (pairs) | predicted-positive rate | P(correct): correct rows | P(correct): wrong rows |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
+    all_drop = summary["arms"].get("all", {}).get("drop")
     for arm, v in summary["arms"].items():
         rs = list(v["runs"].values())
         m = lambda k, rs=rs: sum(r[k] for r in rs) / len(rs)  # noqa: E731
-        share = f"{v['drop']['mean'] / drop['all']:.2f}" if drop.get("all") else "-"
+        share = f"{v['drop']['mean'] / all_drop['mean']:.2f}" if all_drop and all_drop["mean"] else "-"
         lines.append(
             f"| `{arm}` | {len(rs)} | {100 * m('accuracy_start'):.1f} → {100 * m('accuracy_end'):.1f} "
-            f"| {pct_sd(v['drop'])} | {share} "
+            f"| {pct_sd(v['drop'])} | {share} | {m('rm_updates'):.1f} ({m('pairs'):.0f}) "
             f"| {m('predicted_positive_rate_start'):.2f} → {m('predicted_positive_rate_end'):.2f} "
             f"| {m('mean_p_correct_rows_start'):.2f} → {m('mean_p_correct_rows_end'):.2f} "
             f"| {m('mean_p_wrong_rows_start'):.2f} → {m('mean_p_wrong_rows_end'):.2f} |"
         )
+    lines += ["", "Means over the runs replayed; RM updates: reward calls with at least one valid pair (of the calls)."]
+    fid = {run: r["fidelity"] for run, r in arms.get("all", {}).items() if "fidelity" in r}
+    if fid:
+        lines += ["", "Fidelity of the `all` arm to the runs' own logs:", ""]
+        for run, f in fid.items():
+            lines.append(
+                f"- {run}: RM scores before the first update within {f['score_gap_first_call']:.1e} of the run's "
+                f"(mean over {f['calls']} calls {f['score_gap_mean']:.1e}); the run's valid pairs per kind in "
+                f"{f['calls_with_the_runs_pairs']} of {f['calls']} calls"
+            )
     if "predictions" in summary:
+        said = {True: "holds", False: "does not hold", None: "undecided (the replay does not reproduce the drop)"}
         lines += ["", "Pre-registered predictions (PREREGISTRATION.md):", ""]
-        lines += [f"- {k}: {'holds' if ok else 'does not hold'}" for k, ok in summary["predictions"].items()]
+        lines += [f"- {k}: {said[ok]}" for k, ok in summary["predictions"].items()]
     atomic_write_json(out / "summary.json", summary)
     atomic_write_text(out / "table.md", "\n".join(lines) + "\n")
     return summary
@@ -166,29 +243,32 @@ def report(out: Path = OUT) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    ap.add_argument("--runs", nargs="+", default=["cooper_new-s0", "cooper_new-s1", "cooper_new-s2"])
-    kinds = ["corrupt", "mined", "truncate", "masterkey"]
-    arms = ["all"] + [f"only:{k}" for k in kinds] + ["only:corrupt+mined", "only:truncate+masterkey"]
-    ap.add_argument("--arms", nargs="+", default=arms)
-    ap.add_argument("--calls", type=int, default=25, help="reward calls to replay (25: the run's steps 1-97)")
-    ap.add_argument("--eval-every", type=int, default=5, help="evaluate the RM every N reward calls")
+    ap.add_argument("--runs", nargs="+", default=list(RUNS_REPLAYED))
+    ap.add_argument("--arms", nargs="+", default=list(ARMS))
+    ap.add_argument("--calls", type=int, default=CALLS, help="reward calls to replay (25: the run's steps 1-97)")
+    ap.add_argument("--eval-every", type=int, default=5, help="evaluate the RM every N reward calls (and at the last)")
     ap.add_argument("--rm", default="runs/verifyrm-weak", help="the RM the runs started from (sha256 checked)")
+    ap.add_argument("--out", type=Path, default=OUT, help="where the arms' logs and the report go")
     ap.add_argument("--report-only", action="store_true", help="no replay: table.md and summary.json from the logs")
     args = ap.parse_args()
     if args.report_only:
-        report()
+        report(args.out)
         return
-    OUT.mkdir(parents=True, exist_ok=True)
+    args.out.mkdir(parents=True, exist_ok=True)
     for run in args.runs:
         for arm in args.arms:
-            out = OUT / f"{run}.{arm.replace(':', '_').replace('+', '-')}.jsonl"
+            out = arm_file(args.out, run, arm)
             if out.is_file():
+                done = [json.loads(x) for x in out.read_text().splitlines()][-1]["call"]
+                if done != args.calls:
+                    raise SystemExit(f"{out} replayed {done} calls, not {args.calls}: remove it to replay again")
                 continue
-            done = sorted(OUT.glob(f"{run}.*.jsonl"))  # the starting RM's evaluation, from an arm already replayed
-            start = json.loads(done[0].read_text().splitlines()[0])["rm"] if done else None
+            # the starting RM's evaluation, from an arm of this run already replayed (the same RM: sha256 checked)
+            first = sorted(args.out.glob(f"{run}.*.jsonl"))
+            start = json.loads(first[0].read_text().splitlines()[0])["rm"] if first else None
             log = replay(RUNS / run, arm, args.rm, args.calls, args.eval_every, start)
             atomic_write_text(out, "".join(json.dumps(x) + "\n" for x in log))
-            report()
+            report(args.out)
 
 
 if __name__ == "__main__":
