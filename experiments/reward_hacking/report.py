@@ -146,6 +146,7 @@ def load_run(d: Path) -> dict:
         "timing": records(d / "timing.jsonl"),
         "trainer_log": records(d / "trainer_log.jsonl"),  # per optimizer step: entropy, KL, loss (TRL's logs)
         "scale_rewards": cfg.get("scale_rewards", "group"),
+        "group_size": cfg.get("num_generations", 4),
         # the current monitor with the run's settings
         "replayed": replay(d, HackingMonitor.from_config(cfg)) if metrics else [],
     }
@@ -232,11 +233,13 @@ SCALES = ("group", "batch", "none")  # TRL's scale_rewards: the runs train with 
 PUSHES = (*SCALES, "binary")  # + the RM's score made 0/1 at 0.5 (--rm_binary_reward), group-scaled
 
 
-def advantage_push(logged: list[dict], first: bool) -> dict:
+def advantage_push(logged: list[dict], first: bool, group_size: int) -> dict:
     """Where the GRPO update on the logged rollouts of the first (or last) quarter of the reward calls points, per
     scale_rewards, and with the RM's scores made 0/1 at 0.5 ("binary", group-scaled; module docstring: advantage
     push): {variant: (share of the positive advantage that goes to rule-wrong
-    rollouts, share of the |advantage| inside all-wrong groups)}; None where no rollout has an advantage."""
+    rollouts, share of the |advantage| inside all-wrong groups)}; None where no rollout has an advantage. A reward
+    call's rollouts are its prompts' groups of group_size (the run's num_generations), one after another (TRL's
+    order)."""
     keep = quarter_steps(logged, first)
     calls = defaultdict(list)
     for r in logged:
@@ -247,18 +250,16 @@ def advantage_push(logged: list[dict], first: bool) -> dict:
         scale = "group" if variant == "binary" else variant
         pos = pos_wrong = absolute = abs_all_wrong = 0.0
         for rows in calls.values():
-            right = defaultdict(bool)
-            for r in rows:
-                right[r["question"]] |= bool(r["verdict"])
             # "binary": the RM's scores made 0/1; else what the policy got (a binary run's 0/1 reward, a score, the rule)
             rewards = [float(rm_view(r) >= 0.5) if variant == "binary" else r["reward"] for r in rows]
-            # TRL's advantages (cooper_rl.learning_signal): a call's rollouts are its prompts' groups, one after another
-            adv = group_advantages(rewards, len(rows) // len(right), scale)
-            for r, a in zip(rows, adv):
-                pos += max(a, 0.0)
-                pos_wrong += max(a, 0.0) * (not r["verdict"])
-                absolute += abs(a)
-                abs_all_wrong += abs(a) * (not right[r["question"]])
+            adv = group_advantages(rewards, group_size, scale)  # TRL's advantages (cooper_rl.learning_signal)
+            for g in range(0, len(rows), group_size):
+                all_wrong = not any(r["verdict"] for r in rows[g : g + group_size])
+                for r, a in zip(rows[g : g + group_size], adv[g : g + group_size]):
+                    pos += max(a, 0.0)
+                    pos_wrong += max(a, 0.0) * (not r["verdict"])
+                    absolute += abs(a)
+                    abs_all_wrong += abs(a) * all_wrong
         out[variant] = (pos_wrong / pos if pos else None, abs_all_wrong / absolute if absolute else None)
     return out
 
@@ -425,7 +426,7 @@ def summarize(seeds: dict, last: int, per_seed: bool = True) -> dict:
     rm_calls = [x for x in rm_calls if x]  # Cooper runs only
     signal = {f: [group_signal(r["logged"], f) for r in cut.values()] for f in (True, False)}
     wrong = {f: [wrong_answers(r["logged"], f) for r in cut.values()] for f in (True, False)}
-    push = {f: [advantage_push(r["logged"], f) for r in cut.values()] for f in (True, False)}
+    push = {f: [advantage_push(r["logged"], f, r["group_size"]) for r in cut.values()] for f in (True, False)}
     answers = {  # held-out answers at the first and the last kept evaluation, mean over seeds
         k: {
             f: mean(r["heldout_answers"].get(r["evals"][i]["step"], {}).get(k) for r in cut.values())

@@ -37,11 +37,11 @@ def test_group_signal_counts_pairs_within_groups_only():
 
 def test_advantage_push_counts_what_goes_to_wrong_answers():
     rule_like = [roll(1, "a", True, 1.0), roll(1, "a", False, 0.0), roll(1, "b", False, 0.0), roll(1, "b", False, 0.0)]
-    assert rh.advantage_push(rule_like, first=True) == {k: (0.0, 0.0) for k in rh.PUSHES}
+    assert rh.advantage_push(rule_like, first=True, group_size=2) == {k: (0.0, 0.0) for k in rh.PUSHES}
     # a mixed group the RM ranks right, and an all-wrong group with a hair between its two answers: group scaling
     # gives that hair a full-size advantage (half of all the positive push), the batch std and no std almost none
     logged = [roll(1, "a", True, 1.0), roll(1, "a", False, 0.0), roll(1, "b", False, 0.30), roll(1, "b", False, 0.31)]
-    push = rh.advantage_push(logged, first=True)
+    push = rh.advantage_push(logged, first=True, group_size=2)
     assert push["group"][0] == pytest.approx(0.5, abs=0.01) and push["group"][1] == pytest.approx(0.5, abs=0.01)
     assert push["batch"][0] < 0.02 and push["none"][0] < 0.02
     # binary: the scores made 0/1 at 0.5 (both wrong answers of b rejected: silent, as under the rule)
@@ -50,12 +50,14 @@ def test_advantage_push_counts_what_goes_to_wrong_answers():
     # silent in every variant (the scores 0.3 / 0.4 are not what it trained on); a fooled answer gets the push
     rejected = [roll(1, "c", True, 1.0) | {"rm_score": 0.9}, roll(1, "c", False, 0.0) | {"rm_score": 0.1}]
     rejected += [roll(1, "d", False, 0.0) | {"rm_score": 0.3}, roll(1, "d", False, 0.0) | {"rm_score": 0.4}]
-    assert rh.advantage_push(rejected, first=True) == {k: (0.0, 0.0) for k in rh.PUSHES}
+    assert rh.advantage_push(rejected, first=True, group_size=2) == {k: (0.0, 0.0) for k in rh.PUSHES}
     fooled = [roll(1, "b", False, 1.0) | {"rm_score": 0.7}, roll(1, "b", False, 0.0) | {"rm_score": 0.2}]
     assert (
-        rh.advantage_push(fooled, first=True)["group"] == rh.advantage_push(fooled, first=True)["binary"] == (1.0, 1.0)
+        rh.advantage_push(fooled, first=True, group_size=2)["group"]
+        == rh.advantage_push(fooled, first=True, group_size=2)["binary"]
+        == (1.0, 1.0)
     )
-    assert rh.advantage_push([], first=True) == {k: (None, None) for k in rh.PUSHES}
+    assert rh.advantage_push([], first=True, group_size=2) == {k: (None, None) for k in rh.PUSHES}
 
 
 def fake_run(
@@ -356,3 +358,11 @@ def test_windows_split_a_run_into_fixed_step_spans():
     assert w[0]["reward_mean"] == pytest.approx(0.3) and w[0]["rm_fooled_rate"] == pytest.approx(0.1)
     assert w[0]["rm_fooled_rate_max"] == 0.2 and w[1]["rm_fooled_rate_max"] == 0.8  # a missing rate is skipped
     assert rh.windows([]) == []
+
+
+def test_advantage_push_groups_by_position_not_question_text():
+    # one prompt drawn twice in a call (two groups with the same question): the right answer's group is mixed, the
+    # other all wrong -- keyed by question text they would merge into one mixed group of 4
+    twice = [roll(1, "a", True, 1.0), roll(1, "a", False, 0.0), roll(1, "a", False, 0.2), roll(1, "a", False, 0.4)]
+    push = rh.advantage_push(twice, first=True, group_size=2)
+    assert push["none"][1] == pytest.approx(0.2 / 1.2)  # |adv|: 0.5, 0.5 (mixed) and 0.1, 0.1 (all wrong)
