@@ -146,3 +146,18 @@ def test_rm_data_builds_latex_rows_resumably_with_the_rules_view(tmp_path, monke
     # the held-out split is a fixed share of the problems by question
     splits = {latex_split_of(p["question"], 20) for p in probs}
     assert splits <= {"train", "heldout"}
+
+
+def test_cas_verdicts_are_cached_unreadable_included_timeouts_not(monkeypatch):
+    import cooper_rl.rm.latex_forms as lf
+
+    answers = {("x", "1"): False, ("x", "x"): False, ("y", "1"): False, ("y", "y"): None, ("z", "1"): None}
+    answers |= {("w", "1"): False, ("w", "w"): True}  # unreadable / self-check timed out / timed out / different
+    asked = []
+    monkeypatch.setattr(lf.verify, "answers_verdict", lambda a, b, t: asked.append((a, b)) or answers[a, b])
+    cache = {}
+    assert [lf.cas_says(f, "1", 1.0, cache) for f in "xyzw"] == [None, None, None, False]
+    assert cache == {'["x", "1"]': None, '["w", "1"]': False}  # no verdict in time: asked again next time
+    asked.clear()
+    assert [lf.cas_says(f, "1", 1.0, cache) for f in "xyzw"] == [None, None, None, False]
+    assert asked == [("y", "1"), ("y", "y"), ("z", "1")]

@@ -270,14 +270,19 @@ def completion(answer: str, question: str, rng: random.Random, reference: str | 
 
 def cas_says(form: str, ref: str, timeout: float = verify.DEFAULT_TIMEOUT, cache: dict | None = None) -> bool | None:
     """The CAS's verdict on form == reference: True, False, or None when it cannot read the form (it does not
-    even equal itself); `cache` ({key: verdict}) keeps verdicts across runs."""
+    even equal itself) or gives no verdict in time; `cache` ({key: verdict}) keeps verdicts across runs, "cannot
+    read" (None) included: only a timeout is asked again next time, so a rebuild from the cache asks the CAS about
+    nothing but the forms that timed out."""
     key = json.dumps([form, ref])
     if cache is not None and key in cache:
         return cache[key]
     verdict = verify.answers_verdict(form, ref, timeout)
-    if verdict is False and not verify.answers_verdict(form, form, timeout):  # unreadable, not different
-        verdict = None
-    if cache is not None and verdict is not None:  # no verdict (a timeout) is asked again next time
+    settled = verdict is not None
+    if verdict is False:  # different, or unreadable: a form that does not equal itself
+        itself = verify.answers_verdict(form, form, timeout)
+        settled = itself is not None
+        verdict = False if itself else None
+    if cache is not None and settled:
         cache[key] = verdict
     return verdict
 
