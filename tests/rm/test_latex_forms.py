@@ -161,3 +161,30 @@ def test_cas_verdicts_are_cached_unreadable_included_timeouts_not(monkeypatch):
     asked.clear()
     assert [lf.cas_says(f, "1", 1.0, cache) for f in "xyzw"] == [None, None, None, False]
     assert asked == [("y", "1"), ("y", "y"), ("z", "1")]
+
+
+def test_every_form_in_train_mode_makes_the_suites_rows(tmp_path):
+    import json
+
+    import pytest
+
+    from cooper_rl.rm.build import RMDataConfig, run_rm_data
+
+    src = tmp_path / "latex.jsonl"
+    probs = [
+        {"question": "Evaluate $\\frac{6}{8}$.", "answer": "$\\frac{3}{4}$"},
+        {"question": "q", "answer": "$2x+1$"},
+    ]
+    src.write_text("".join(json.dumps(p) + "\n" for p in probs))
+
+    def rows(**kw):
+        out = tmp_path / "d.jsonl"
+        run_rm_data(RMDataConfig(solutions=[], latex_problems=[str(src)], latex_split="all", output=str(out), **kw))
+        keep = ("question", "completion", "label", "answer_type")
+        return [{k: r[k] for k in keep} for r in map(json.loads, out.read_text().splitlines())]
+
+    every, suite, one = rows(latex_forms="all"), rows(mode="suite"), rows()
+    assert every == suite and len(every) > len(one) == 4  # one correct and one wrong per problem by default
+    assert len({r["answer_type"] for r in every}) > 4
+    with pytest.raises(ValueError, match="latex_forms"):
+        rows(latex_forms="two")

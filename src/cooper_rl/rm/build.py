@@ -164,7 +164,14 @@ class RMDataConfig:
             "help": "Problem files whose answers are LaTeX (question, answer; e.g. college-math exercises, no worked "
             "solutions needed): rows of the latex:* (the same value written otherwise) and latex_trap:* (near, "
             "reciprocal, sign, dropped term, swapped bracket, partial, last-sentence) categories around each "
-            "answer, every label confirmed by the CAS (rm/latex_forms.py). train mode: one of each per problem."
+            "answer, every label confirmed by the CAS (rm/latex_forms.py). train mode: see --latex_forms."
+        },
+    )
+    latex_forms: str = field(
+        default="one_per_label",
+        metadata={
+            "help": "Forms per --latex_problems problem in --mode train: one_per_label (one correct and one wrong, "
+            "the cheapest in CAS checks) or all (every category that applies, as --mode suite makes them)."
         },
     )
     latex_split: str = field(
@@ -519,6 +526,8 @@ def run_rm_data(cfg: RMDataConfig) -> dict:
     """``cooper rm-data``: build the labelled rows, write them and per-category stats; return the stats."""
     if cfg.mode not in ("train", "suite"):
         raise ValueError(f"mode must be train or suite, got {cfg.mode!r}")
+    if cfg.latex_forms not in ("one_per_label", "all"):
+        raise ValueError(f"latex_forms must be one_per_label or all, got {cfg.latex_forms!r}")
     if cfg.sample_labels not in ("agree", "lenient"):
         raise ValueError(f"sample_labels must be agree or lenient, got {cfg.sample_labels!r}")
     t0 = time.time()
@@ -535,7 +544,14 @@ def run_rm_data(cfg: RMDataConfig) -> dict:
 
         cache = Path(cfg.output).with_suffix(".cas_cache.jsonl")  # the CAS verdicts: a rerun asks only for new ones
         latex, latex_not_made, latex_skipped = latex_rows(
-            cfg.latex_problems, split, cfg.latex_heldout_percent, cfg.mode, cfg.seed, cfg.verify_timeout, cache
+            cfg.latex_problems,
+            split,
+            cfg.latex_heldout_percent,
+            cfg.mode,
+            cfg.seed,
+            cfg.verify_timeout,
+            cache,
+            every_form=cfg.latex_forms == "all",
         )
         gone = [r for r in latex if _norm(r["question"]) in excluded]  # --exclude holds for these rows too
         if gone:

@@ -336,10 +336,18 @@ def latex_split_of(question: str, heldout_percent: int) -> str:
 
 
 def latex_rows(
-    paths: list[str], split: str, heldout_percent: int, mode: str, seed: int, timeout: float, cache_path: Path
+    paths: list[str],
+    split: str,
+    heldout_percent: int,
+    mode: str,
+    seed: int,
+    timeout: float,
+    cache_path: Path,
+    every_form: bool = False,
 ) -> tuple[list[dict], Counter, Counter]:
     """`cooper rm-data` rows of the latex categories from problem files with LaTeX answers (question, answer): in
-    mode train one correct and one wrong form per problem, in suite every form that applies; the CAS verdicts are
+    mode train one correct and one wrong form per problem (every_form: every form that applies, as in suite), in
+    suite every form that applies; the CAS verdicts are
     cached in cache_path (a killed run resumes). Also a Counter of forms not made by (category, reason) and of
     problems skipped by reason."""
     from cooper_rl.data import read_records
@@ -365,11 +373,12 @@ def latex_rows(
                 continue
             rng = random.Random(f"{seed}:{path}:{i}")  # a problem's rows do not depend on the others
             kinds = CATEGORIES
-            if mode == "train":  # a few candidates of each class, then the ones that nearly always apply
+            one = mode == "train" and not every_form
+            if one:  # a few candidates of each class, then the ones that nearly always apply
                 kinds = (*rng.sample(CATEGORIES[: len(CORRECT)], 3), *rng.sample(CATEGORIES[len(CORRECT) :], 3))
                 kinds += tuple(c for c in ("latex:as_given", "latex_trap:near", "latex_trap:sign") if c not in kinds)
             before = len(cache)
-            made, why = make_forms(ref, raw["question"], kinds, rng, timeout, cache, one_per_label=mode == "train")
+            made, why = make_forms(ref, raw["question"], kinds, rng, timeout, cache, one_per_label=one)
             if len(cache) > before:
                 append_jsonl(cache_path, [{"key": k, "verdict": v} for k, v in list(cache.items())[before:]])
             not_made.update(why.items())
