@@ -69,15 +69,19 @@ def summarise(evals: dict, trains: dict) -> dict:
 
 
 def main() -> None:
+    round_ = R.name  # v4, v5 (run_v4.sh ROUND=5): the same evaluation sets, other training rows
+    v4_dir = R.parent / "v4"  # issue 14's RM on latex_heldout is evaluated once, into results/v4
     trains = {int(m.group(1)): json.loads(f.read_text()) for f in sorted(R.glob("train_smollm2_s*.json")) if (m := re.fullmatch(r"train_smollm2_s(\d+)\.json", f.name))}  # fmt: skip
-    v4 = summarise(load(R, "smollm2"), trains)
+    v4 = summarise(load(R, "smollm2"), trains)  # this round's RM (v4 or v5)
     # issue 14's RM: its own evaluations on the v3 sets (results/v3), on latex_heldout those run_v4.sh made
     v3_evals = {s: reps for s, reps in load(V3, "smollm2").items() if s != "latex_heldout"}
-    v3_evals |= {s: reps for s, reps in load(R, "v3smollm2").items() if s == "latex_heldout"}
+    v3_evals |= {
+        s: reps for s, reps in (load(R, "v3smollm2") or load(v4_dir, "v3smollm2")).items() if s == "latex_heldout"
+    }
     v3 = summarise(v3_evals, {})
     rules = {}
     for s in SETS:  # the rules are deterministic: any evaluation of the set has them
-        rep = next((r for src in (load(R, "smollm2"), load(V3, "smollm2"), load(R, "v3smollm2")) for r in src.get(s, {}).values()), None)  # fmt: skip
+        rep = next((r for src in (load(R, "smollm2"), load(V3, "smollm2"), load(v4_dir, "v3smollm2")) for r in src.get(s, {}).values()), None)  # fmt: skip
         if rep is not None:
             rules[s] = {j: {"accuracy": rep["judges"][j]["accuracy"], "n": rep["n"], **({"per_category": {c: v[j] for c, v in latex_categories(rep).items()}} if s == "latex_heldout" else {})} for j in RULES}  # fmt: skip
     lh = v4.get("latex_heldout", {})
@@ -89,14 +93,14 @@ def main() -> None:
         "latex_min_category": bool(lh)
         and min(v["mean"] for v in lh["per_category"].values()) >= TARGETS["latex_min_category"],  # fmt: skip
     }
-    summary = {"v4_smollm2": v4, "v3_smollm2": v3, "rules": rules, "targets": TARGETS, "targets_met": met}
+    summary = {f"{round_}_smollm2": v4, "v3_smollm2": v3, "rules": rules, "targets": TARGETS, "targets_met": met}
     atomic_write_json(R / "summary.json", summary)
 
     lines = [
         "| judge | v3 held-out % | v3 robustness % | latex held-out % | latex AUROC | worst latex category % | train min |",
         "|---|---|---|---|---|---|---|",
     ]
-    for label, e in (("RM v4 SmolLM2", v4), ("RM v3 SmolLM2 (issue 14)", v3)):
+    for label, e in ((f"RM {round_} SmolLM2", v4), ("RM v3 SmolLM2 (issue 14)", v3)):
         n = len(e["seeds"])
         tr = e.get("train", {}).get("train_minutes")
         minutes = "-" if tr is None else f"{tr['mean']:.0f}"
@@ -113,9 +117,12 @@ def main() -> None:
     lines += ["", f"Targets (issue 69): {TARGETS}; met: {', '.join(k for k, v in met.items() if v) or 'none'}; not met: {', '.join(k for k, v in met.items() if not v) or 'none'}."]  # fmt: skip
     if "latex_heldout" in rules:
         per = rules["latex_heldout"]["rule_strict"]["per_category"]
-        n = next(iter(load(R, "smollm2").get("latex_heldout", load(R, "v3smollm2").get("latex_heldout", {})).values()))  # fmt: skip
+        n = next(iter(load(R, "smollm2").get("latex_heldout", load(v4_dir, "v3smollm2").get("latex_heldout", {})).values()))  # fmt: skip
         lines += ["", "Held-out college-math suite, accuracy % per category (RM: mean ± sd over seeds):", ""]
-        lines += ["| category | n | RM v4 | RM v3 | " + " | ".join(RULES) + " |", "|---" * (4 + len(RULES)) + "|"]
+        lines += [
+            f"| category | n | RM {round_} | RM v3 | " + " | ".join(RULES) + " |",
+            "|---" * (4 + len(RULES)) + "|",
+        ]
         for c in sorted(per):
             rm4 = pct(v4.get("latex_heldout", {}).get("per_category", {}).get(c))
             rm3 = pct(v3.get("latex_heldout", {}).get("per_category", {}).get(c))

@@ -9,16 +9,21 @@
 # Never trains on GSM8K test questions (--exclude) or the held-out college-math problems (--latex_split).
 # Resumable: every step skips what it finished; training continues from its last checkpoint; the CAS verdicts are
 # cached next to the data. fp32, native kernels.
-#   bash experiments/verifyrm/run_v4.sh                 [SEEDS="0 1 2"] [DATA_ONLY=1]
+# ROUND=5: the same with every applicable latex form per training problem (--latex_forms all, as the held-out suite has
+# them) instead of one correct and one wrong: round 4's seed 0 was weakest on the forms rare in its training rows.
+#   bash experiments/verifyrm/run_v4.sh                 [ROUND=4|5] [SEEDS="0 1 2"] [DATA_ONLY=1]
 source "$(dirname "$0")/../common.sh"
 # native kernels (PINNED=1: issue 14's AVX2 / non-Intel-MKL pinning): on an AVX-512/AMX CPU the pinned kernels take
 # ~1.7x the time (benchmarks/pinning.py), and the RM only has to reproduce within its seed spread, not bit for bit
 [ -n "${PINNED:-}" ] || unset ATEN_CPU_CAPABILITY LD_PRELOAD
 D=experiments/verifyrm/data
 V3=experiments/verifyrm/v3             # issue 14's samples and evaluation sets (committed)
-V=experiments/verifyrm/v4              # this round's data stats and held-out set (committed)
-R=experiments/verifyrm/results/v4      # evaluations (committed)
-RUNS=${RUNS:-runs/verifyrm-v4}         # data and RM weights (gitignored)
+ROUND=${ROUND:-4}
+case $ROUND in 4) LATEX_FORMS=one_per_label ;; 5) LATEX_FORMS=all ;; *) echo "ROUND must be 4 or 5" >&2; exit 1 ;; esac
+V4=experiments/verifyrm/v4             # the held-out college-math suite: every round is evaluated on it (committed)
+V=experiments/verifyrm/v$ROUND         # this round's training data stats and CAS verdicts (committed)
+R=experiments/verifyrm/results/v$ROUND # evaluations (committed)
+RUNS=${RUNS:-runs/verifyrm-v$ROUND}    # data and RM weights (gitignored)
 SEEDS=${SEEDS:-0 1 2}
 N_TRAIN_GSM=${N_TRAIN_GSM:-1200}       # as v3
 MAX_LENGTH=${MAX_LENGTH:-384}          # v3: 320; college-math questions and LaTeX answers are longer
@@ -32,16 +37,17 @@ for f in heldout robustness; do test -f $V3/$f.jsonl || { echo "missing $V3/$f.j
 
 # the CAS verdicts of the committed build (a fresh clone asks nothing new, so a slower machine's timeouts cannot
 # change the rows; rm-data adds what it lacks)
-test -f $RUNS/train.cas_cache.jsonl || cp $V/train.cas_cache.jsonl $RUNS/ 2>/dev/null || true
+# (round 5 starts from round 4's: the same problems' forms, the same CAS)
+test -f $RUNS/train.cas_cache.jsonl || cp $V/train.cas_cache.jsonl $RUNS/ 2>/dev/null || cp $V4/train.cas_cache.jsonl $RUNS/ 2>/dev/null || true
 step "rm-data: v3's rows + college-math LaTeX rows (train split)"
 test -f $RUNS/train.jsonl || $C rm-data --solutions $SHARED/gsm8k/train.jsonl $D/svamp_rm_train.jsonl builtin:train:400 \
   --limit $N_TRAIN_GSM --samples $V3/samples_train_T0.6.jsonl $V3/samples_train_T1.0.jsonl \
   --exclude $SHARED/gsm8k/test.jsonl --latex_problems $SHARED/college_math/problems.jsonl --latex_split train \
-  --output $RUNS/train.jsonl --stats $V/train.stats.json --seed 0 --verify_timeout $CAS_TIMEOUT --quiet
+  --latex_forms $LATEX_FORMS --output $RUNS/train.jsonl --stats $V/train.stats.json --seed 0 --verify_timeout $CAS_TIMEOUT --quiet
 cmp -s $RUNS/train.cas_cache.jsonl $V/train.cas_cache.jsonl || cp $RUNS/train.cas_cache.jsonl $V/   # committed
 step "rm-data: held-out college-math problems, every latex category"
-test -f $V/latex_heldout.jsonl || $C rm-data --solutions none --latex_problems $SHARED/college_math/problems.jsonl \
-  --latex_split heldout --mode suite --output $V/latex_heldout.jsonl --seed 0 --verify_timeout $CAS_TIMEOUT --quiet
+test -f $V4/latex_heldout.jsonl || $C rm-data --solutions none --latex_problems $SHARED/college_math/problems.jsonl \
+  --latex_split heldout --mode suite --output $V4/latex_heldout.jsonl --seed 0 --verify_timeout $CAS_TIMEOUT --quiet
 [ -n "${DATA_ONLY:-}" ] && exit 0
 
 for S in $SEEDS; do
@@ -55,16 +61,17 @@ for S in $SEEDS; do
   fi
   cp $out/train_metrics.json $R/train_smollm2_s$S.json
   for E in heldout robustness latex_heldout; do
-    data=$V3/$E.jsonl; [ $E = latex_heldout ] && data=$V/$E.jsonl
+    data=$V3/$E.jsonl; [ $E = latex_heldout ] && data=$V4/$E.jsonl
     test -f $R/eval_${E}_smollm2_s$S.json || { step "eval-rm seed $S on $E";
       $C eval-rm --rm $out --data $data --output $R/eval_${E}_smollm2_s$S.json > $R/eval_${E}_smollm2_s$S.log; }
   done
 done
-# issue 14's RM on the new held-out suite, beside (its v3 evaluations are in results/v3): where it is built
-# (run_v3.sh, seed 0; the RL comparison of issue 67 builds it too)
+# issue 14's RM on the new held-out suite, beside (its v3 evaluations are in results/v3; this one in results/v4 for
+# every round): where it is built (run_v3.sh, seed 0; the RL comparison of issue 67 builds it too)
 V3RM=${V3RM:-runs/verifyrm-v3/smollm2-s0}
-if [ -f $V3RM/cooper_rm.json ] && [ ! -f $R/eval_latex_heldout_v3smollm2_s0.json ]; then
+R4=experiments/verifyrm/results/v4
+if [ -f $V3RM/cooper_rm.json ] && [ ! -f $R4/eval_latex_heldout_v3smollm2_s0.json ]; then
   step "eval-rm issue 14's RM ($V3RM) on latex_heldout"
-  $C eval-rm --rm $V3RM --data $V/latex_heldout.jsonl --output $R/eval_latex_heldout_v3smollm2_s0.json > $R/eval_latex_heldout_v3smollm2_s0.log
+  $C eval-rm --rm $V3RM --data $V4/latex_heldout.jsonl --output $R4/eval_latex_heldout_v3smollm2_s0.json > $R4/eval_latex_heldout_v3smollm2_s0.log
 fi
 .venv/bin/python experiments/verifyrm/report_v4.py $R

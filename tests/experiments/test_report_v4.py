@@ -37,3 +37,18 @@ def test_targets_are_judged_on_the_mean_over_seeds(tmp_path, monkeypatch):
     table = (r / "table.md").read_text()
     assert "| RM v4 SmolLM2 (2 seeds) | 99.5 ± 0.0 | 98.0 ± 0.0 | 96.0 ± 0.0 |" in table
     assert "| latex_trap:near | 10 | 90.0 ± 14.1 | - |" in table
+
+
+def test_a_later_round_reads_issue_14s_latex_evaluation_from_v4(tmp_path, monkeypatch):
+    r, v3, v4 = tmp_path / "v5", tmp_path / "v3", tmp_path / "v4"
+    for d in (r, v3, v4):
+        d.mkdir()
+    monkeypatch.setattr(report, "R", r)
+    monkeypatch.setattr(report, "V3", v3)
+    (r / "eval_latex_heldout_smollm2_s0.json").write_text(json.dumps(evaluation(0.96, {"latex:dfrac": 0.96})))
+    (v4 / "eval_latex_heldout_v3smollm2_s0.json").write_text(json.dumps(evaluation(0.4, {"latex:dfrac": 0.4})))
+    report.main()
+    summary = json.loads((r / "summary.json").read_text())
+    assert summary["v5_smollm2"]["latex_heldout"]["accuracy"]["mean"] == 0.96
+    assert summary["v3_smollm2"]["latex_heldout"]["accuracy"]["mean"] == 0.4
+    assert "| latex:dfrac | 10 | 96.0 | 40.0 |" in (r / "table.md").read_text()
