@@ -4,7 +4,7 @@ college-math suite (latex_heldout: every latex category once per held-out proble
 
 usage: python experiments/verifyrm/report_v4.py [experiments/verifyrm/results/v4]
 Writes summary.json and table.md into that directory. Reads eval_{SET}_{RM}_s{SEED}.json and train_{RM}_s{SEED}.json
-there (RM smollm2: v4; v3smollm2: issue 14's RM, evaluated on latex_heldout by run_v4.sh) and issue 14's own
+there (RM smollm2: the round's RM; v3smollm2: issue 14's RM, evaluated on latex_heldout by run_v4.sh into results/v4) and issue 14's own
 evaluations on the v3 sets from results/v3.
 """
 

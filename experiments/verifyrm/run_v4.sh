@@ -11,7 +11,7 @@
 # cached next to the data. fp32, native kernels.
 # ROUND=5: the same with every applicable latex form per training problem (--latex_forms all, as the held-out suite has
 # them) instead of one correct and one wrong: round 4's seed 0 was weakest on the forms rare in its training rows.
-#   bash experiments/verifyrm/run_v4.sh                 [ROUND=4|5] [SEEDS="0 1 2"] [DATA_ONLY=1]
+#   [ROUND=4|5] [SEEDS="0 1 2"] [DATA_ONLY=1] bash experiments/verifyrm/run_v4.sh
 source "$(dirname "$0")/../common.sh"
 # native kernels (PINNED=1: issue 14's AVX2 / non-Intel-MKL pinning): on an AVX-512/AMX CPU the pinned kernels take
 # ~1.7x the time (benchmarks/pinning.py), and the RM only has to reproduce within its seed spread, not bit for bit
@@ -23,7 +23,7 @@ case $ROUND in 4) LATEX_FORMS=one_per_label ;; 5) LATEX_FORMS=all ;; *) echo "RO
 V4=experiments/verifyrm/v4             # the held-out college-math suite: every round is evaluated on it (committed)
 V=experiments/verifyrm/v$ROUND         # this round's training data stats and CAS verdicts (committed)
 R=experiments/verifyrm/results/v$ROUND # evaluations (committed)
-RUNS=${RUNS:-runs/verifyrm-v$ROUND}    # data and RM weights (gitignored)
+RUNS=${RUNS:-runs/verifyrm-v$ROUND}    # data and RM weights (gitignored; one per round: its train.jsonl is reused)
 SEEDS=${SEEDS:-0 1 2}
 N_TRAIN_GSM=${N_TRAIN_GSM:-1200}       # as v3
 MAX_LENGTH=${MAX_LENGTH:-384}          # v3: 320; college-math questions and LaTeX answers are longer
@@ -31,7 +31,7 @@ MAX_LENGTH=${MAX_LENGTH:-384}          # v3: 320; college-math questions and LaT
 # (a check past it gives no verdict and its form is dropped, never labelled)
 CAS_TIMEOUT=${CAS_TIMEOUT:-20}
 mkdir -p $V $R $RUNS
-step() { echo "[v4] $* ($(date -u +%FT%TZ))"; }
+step() { echo "[v$ROUND] $* ($(date -u +%FT%TZ))"; }
 test -f $D/svamp_rm_train.jsonl || .venv/bin/python experiments/verifyrm/prepare.py "$SHARED"
 for f in heldout robustness; do test -f $V3/$f.jsonl || { echo "missing $V3/$f.jsonl (run_v3.sh builds it)" >&2; exit 1; }; done
 
