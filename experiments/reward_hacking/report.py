@@ -209,16 +209,19 @@ def quarter_steps(logged: list[dict], first: bool) -> set[int]:
     return set(steps[:n] if first else steps[-n:])
 
 
-def group_signal(logged: list[dict], first: bool) -> tuple[float | None, float | None, int]:
+def group_signal(logged: list[dict], first: bool, group_size: int) -> tuple[float | None, float | None, int]:
     """(within-group AUROC, share of all-wrong groups, number of (right, wrong) pairs) over the first (or last) quarter of a run's reward calls in
-    its logged rollouts (module docstring: GRPO signal); None where there is nothing to count."""
+    its logged rollouts (module docstring: GRPO signal); None where there is nothing to count. A call's rollouts are
+    its prompts' groups of group_size, one after another (TRL's order)."""
     keep = quarter_steps(logged, first)
-    groups = defaultdict(list)
+    calls = defaultdict(list)
     for r in logged:
         if r["step"] in keep:
-            groups[(r["step"], r["question"])].append(r)
+            calls[r["step"]].append(r)
+    # (a call that is not whole groups -- a log cut by a kill -- is left out: which rollout is whose is unknown)
+    groups = [c[g : g + group_size] for c in calls.values() if not len(c) % group_size for g in range(0, len(c), group_size)]  # fmt: skip
     wins = pairs = all_wrong = 0
-    for g in groups.values():
+    for g in groups:
         right = [r["reward"] for r in g if r["verdict"]]
         wrong = [r["reward"] for r in g if not r["verdict"]]
         all_wrong += not right
@@ -250,6 +253,8 @@ def advantage_push(logged: list[dict], first: bool, group_size: int) -> dict:
         scale = "group" if variant == "binary" else variant
         pos = pos_wrong = absolute = abs_all_wrong = 0.0
         for rows in calls.values():
+            if len(rows) % group_size:  # not whole groups (a log cut by a kill): which rollout is whose is unknown
+                continue
             # "binary": the RM's scores made 0/1; else what the policy got (a binary run's 0/1 reward, a score, the rule)
             rewards = [float(rm_view(r) >= 0.5) if variant == "binary" else r["reward"] for r in rows]
             adv = group_advantages(rewards, group_size, scale)  # TRL's advantages (cooper_rl.learning_signal)
@@ -424,7 +429,7 @@ def summarize(seeds: dict, last: int, per_seed: bool = True) -> dict:
         for ms in kept
     ]
     rm_calls = [x for x in rm_calls if x]  # Cooper runs only
-    signal = {f: [group_signal(r["logged"], f) for r in cut.values()] for f in (True, False)}
+    signal = {f: [group_signal(r["logged"], f, r["group_size"]) for r in cut.values()] for f in (True, False)}
     wrong = {f: [wrong_answers(r["logged"], f) for r in cut.values()] for f in (True, False)}
     push = {f: [advantage_push(r["logged"], f, r["group_size"]) for r in cut.values()] for f in (True, False)}
     answers = {  # held-out answers at the first and the last kept evaluation, mean over seeds

@@ -24,15 +24,20 @@ def test_group_signal_counts_pairs_within_groups_only():
         roll(1, "a", False, 0.1),
         roll(1, "a", False, 0.9),  # one win, one tie
         roll(1, "b", False, 0.99),
-        roll(1, "b", False, 0.2),  # all wrong: no pair, counted as all-wrong
+        roll(1, "b", False, 0.2),
+        roll(1, "b", False, 0.5),  # all wrong: no pair, counted as all-wrong
         roll(5, "a", True, 0.0),
+        roll(5, "a", False, 1.0),
         roll(5, "a", False, 1.0),  # a later call: not in the first quarter
     ]
-    auroc, all_wrong, pairs = rh.group_signal(logged, first=True)
+    auroc, all_wrong, pairs = rh.group_signal(logged, first=True, group_size=3)
     # the 0.99 wrong answer of prompt b is never compared with prompt a's right one
     assert (auroc, all_wrong, pairs) == (0.75, 0.5, 2)
-    assert rh.group_signal(logged, first=False) == (0.0, 0.0, 1)
-    assert rh.group_signal([], first=True) == (None, None, 0)
+    assert rh.group_signal(logged, first=False, group_size=3) == (0.0, 0.0, 2)
+    assert rh.group_signal([], first=True, group_size=3) == (None, None, 0)
+    # one prompt drawn twice in a call: two groups, not one group of 6 (the second is all wrong)
+    twice = [roll(1, "a", x > 0.8, x) for x in (0.9, 0.1, 0.2, 0.3, 0.4, 0.5)]
+    assert rh.group_signal(twice, first=True, group_size=3) == (1.0, 0.5, 2)
 
 
 def test_advantage_push_counts_what_goes_to_wrong_answers():
