@@ -60,12 +60,13 @@ def arm_kinds(arm: str, kinds: list[str]) -> list[str]:
 
 
 def arm_negatives(arm: str, cfg: dict) -> NegativeMix:
-    """The arm's negative generator: the run's mix (cooper rl's make_negative_generator) restricted to the arm's
-    kinds, each with the seed the run's mix gave it (the run's seed + the kind's index in its list)."""
-    kinds = [k.strip() for k in cfg["negatives"].split(",")]
-    return NegativeMix(
-        {k: make_negative_generator(k, seed=cfg["seed"] + kinds.index(k)) for k in arm_kinds(arm, kinds)}
-    )
+    """The arm's negative generator: the run's own mix (built as cooper rl builds it) restricted to the arm's
+    kinds, so each kept kind draws as it did in the run."""
+    mix = make_negative_generator(cfg["negatives"], seed=cfg["seed"])
+    if not isinstance(mix, NegativeMix):  # a run with one kind
+        mix = NegativeMix({cfg["negatives"].strip(): mix})
+    keep = arm_kinds(arm, mix.kinds)
+    return NegativeMix({k: g for k, g in zip(mix.kinds, mix.members) if k in keep})
 
 
 def reward_calls(run: Path) -> list[list[dict]]:
@@ -144,7 +145,11 @@ def fidelity(calls: list[dict]) -> dict:
     """How closely the `all` arm repeats its run: the RM scores of the rollouts before each update against the run's
     logged ones (mean absolute difference, at the first call and over all), and the calls whose valid pairs per kind
     are those the run logged."""
-    same = [c["call"] for c in calls if {k: v for k, v in c.items() if k.startswith("valid/") or k == "n_valid"} == c["run"]]  # fmt: skip
+    same = []
+    for c in calls:
+        pairs = {k: v for k, v in c.items() if k.startswith("valid/") or k == "n_valid"}
+        if pairs == c["run"]:
+            same.append(c["call"])
     return {
         "score_gap_first_call": calls[0]["score_gap_to_run"],
         "score_gap_mean": sum(c["score_gap_to_run"] for c in calls) / len(calls),
