@@ -141,14 +141,18 @@ def test_rm_data_builds_latex_rows_resumably_with_the_rules_view(tmp_path, monke
     # a rerun asks the CAS nothing new and makes the same rows
     import cooper_rl.rm.latex_forms as lf
 
-    monkeypatch.setattr(lf.verify, "answers_verdict", lambda *a, **k: (_ for _ in ()).throw(AssertionError("asked")))
+    # (nor the rules: their verdicts on these rows are recorded too)
+    never = lambda *a, **k: (_ for _ in ()).throw(AssertionError("asked"))  # noqa: E731
+    monkeypatch.setattr(lf.verify, "answers_verdict", never)
+    monkeypatch.setattr(lf.verify, "verify_batch", lambda c, *a, **k: [] if not c else never())
+    monkeypatch.setattr("cooper_rl.rm.evaluate.math_verify_scores", never)
     assert run_rm_data(cfg)["sha256"] == stats["sha256"]
     # the held-out split is a fixed share of the problems by question
     splits = {latex_split_of(p["question"], 20) for p in probs}
     assert splits <= {"train", "heldout"}
 
 
-def test_cas_verdicts_are_cached_unreadable_included_timeouts_not(monkeypatch):
+def test_cas_verdicts_are_recorded_timeouts_included_and_retried_only_when_asked(monkeypatch):
     import cooper_rl.rm.latex_forms as lf
 
     answers = {("x", "1"): False, ("x", "x"): False, ("y", "1"): False, ("y", "y"): None, ("z", "1"): None}
@@ -157,10 +161,36 @@ def test_cas_verdicts_are_cached_unreadable_included_timeouts_not(monkeypatch):
     monkeypatch.setattr(lf.verify, "answers_verdict", lambda a, b, t: asked.append((a, b)) or answers[a, b])
     cache = {}
     assert [lf.cas_says(f, "1", 1.0, cache) for f in "xyzw"] == [None, None, None, False]
-    assert cache == {'["x", "1"]': None, '["w", "1"]': False}  # no verdict in time: asked again next time
-    asked.clear()
+    assert cache == {'["x", "1"]': None, '["y", "1"]': "timeout", '["z", "1"]': "timeout", '["w", "1"]': False}
+    asked.clear()  # a rebuild from the record asks nothing, and decides as the recorded build did
     assert [lf.cas_says(f, "1", 1.0, cache) for f in "xyzw"] == [None, None, None, False]
-    assert asked == [("y", "1"), ("y", "y"), ("z", "1")]
+    assert asked == []
+    answers[("z", "1")] = True  # a faster machine: retried only when asked, and the new verdict is recorded
+    assert [lf.cas_says(f, "1", 1.0, cache, retry_timeouts=True) for f in "xyzw"] == [None, None, True, False]
+    assert asked == [("y", "1"), ("y", "y"), ("z", "1")] and cache['["z", "1"]'] is True
+
+
+def test_a_timed_out_form_is_not_made_and_counted(monkeypatch):
+    import cooper_rl.rm.latex_forms as lf
+
+    monkeypatch.setattr(lf.verify, "answers_verdict", lambda a, b, t: None)
+    made, why = make_forms("\\frac{3}{4}", "q", ("latex:dfrac",), random.Random(0), 1.0, cache={})
+    assert made == [] and why == {"latex:dfrac": "cas_timeout"}
+
+
+def test_reference_values_are_recorded_and_a_lost_one_is_an_error(monkeypatch):
+    import cooper_rl.rm.latex_forms as lf
+
+    cache = {}
+    assert (
+        lf.reference_value("\\frac{3}{4}", 5.0, cache) is not None and lf.reference_value("\\foo{", 5.0, cache) is None
+    )
+    assert sorted(cache.values()) == [False, True]
+    monkeypatch.setattr(lf, "parse_value", lambda *a: (_ for _ in ()).throw(AssertionError("asked")))
+    assert lf.reference_value("\\foo{", 5.0, cache) is None  # recorded as unread: not asked again
+    monkeypatch.setattr(lf, "parse_value", lambda *a: None)  # read before, not now (a slow machine)
+    with pytest.raises(RuntimeError, match="recorded build"):
+        lf.reference_value("\\frac{3}{4}", 5.0, cache)
 
 
 def test_every_form_in_train_mode_makes_the_suites_rows(tmp_path):

@@ -182,6 +182,14 @@ class RMDataConfig:
         },
     )
     latex_heldout_percent: int = field(default=20, metadata={"help": "Share of --latex_problems held out, in percent."})
+    cas_retry_timeouts: bool = field(
+        default=False,
+        metadata={
+            "help": "Ask the CAS again about the --latex_problems forms whose check timed out in the recorded build "
+            "(the .cas_cache.jsonl beside --output). Off: a recorded timeout stays the build's decision (the form is "
+            "not made), so a rebuild makes the same rows on any machine."
+        },
+    )
 
 
 def _norm(question: str) -> str:
@@ -552,6 +560,7 @@ def run_rm_data(cfg: RMDataConfig) -> dict:
             cfg.verify_timeout,
             cache,
             every_form=cfg.latex_forms == "all",
+            retry_timeouts=cfg.cas_retry_timeouts,
         )
         gone = [r for r in latex if _norm(r["question"]) in excluded]  # --exclude holds for these rows too
         if gone:
@@ -560,19 +569,18 @@ def run_rm_data(cfg: RMDataConfig) -> dict:
     rows += latex
     random.Random(cfg.seed + 1).shuffle(rows)
 
-    comps, refs = [r["completion"] for r in rows], [r["reference"] for r in rows]
-    strict = verify.verify_batch(comps, refs, mode="strict", timeout=cfg.verify_timeout)
+    # the strict rule's verdicts (a latex row carries the rules' recorded ones, and whether they disagree: its label
+    # is the CAS-confirmed one)
+    other = [r for r in rows if "rules" not in r]
+    strict_other = iter(
+        verify.verify_batch(
+            [r["completion"] for r in other], [r["reference"] for r in other], timeout=cfg.verify_timeout
+        )
+    )
+    strict = [r["rules"]["strict"] if "rules" in r else next(strict_other) for r in rows]
     per = defaultdict(Counter)
-    if latex:  # where the rules disagree on a latex row, the row says so (its label is the CAS-confirmed one)
-        from cooper_rl.rm.evaluate import math_verify_scores
-
-        lenient = verify.verify_batch(comps, refs, mode="lenient", timeout=cfg.verify_timeout)
-        raw_mv = math_verify_scores(comps, refs)
-        for r, s_, l_, m_ in zip(rows, strict, lenient, raw_mv):
-            if r["answer_type"].startswith("latex"):
-                r["rules"] = {"strict": bool(s_), "lenient": bool(l_), "math_verify": bool(m_)}
-                r["rules_disagree"] = len(set(r["rules"].values())) > 1
-                per[r["answer_type"]]["rules_disagree"] += r["rules_disagree"]
+    for r in latex:
+        per[r["answer_type"]]["rules_disagree"] += r["rules_disagree"]
     for r, s in zip(rows, strict):
         c = per[r["answer_type"]]
         c["n"] += 1

@@ -69,6 +69,25 @@ def parse_value(answer: str, timeout: float = 10.0):
     return next((p for p in parsed if not isinstance(p, str)), None)
 
 
+def reference_value(ref: str, timeout: float, cache: dict | None = None):
+    """parse_value of a reference, with `cache` (as in cas_says) recording whether the CAS read one, so that a
+    rebuild makes the same forms: a reference recorded as unread stays unread; one recorded as read but not read
+    now (a slow machine) is tried again with 10x the time, then is an error naming it."""
+    key = json.dumps(["parsed", ref, None])
+    if cache is not None and cache.get(key) is False:
+        return None
+    value = parse_value(ref, timeout)
+    if value is None and cache is not None and cache.get(key):
+        value = parse_value(ref, 10 * timeout)
+        if value is None:
+            raise RuntimeError(
+                f"the CAS read reference {ref!r} in the recorded build but not now (raise --verify_timeout)"
+            )
+    if cache is not None:
+        cache[key] = value is not None
+    return value
+
+
 def top_level_items(answer: str) -> list[str]:
     """The comma-separated items of an answer at bracket depth 0 ('7,-7' -> ['7', '-7']; '(1, 2)' -> ['(1, 2)'])."""
     items, depth, cur = [], 0, ""
@@ -268,23 +287,55 @@ def completion(answer: str, question: str, rng: random.Random, reference: str | 
     return f"{lead}\n{body[0].upper()}{body[1:]}" if lead.endswith(".") else f"{lead} {body}"
 
 
-def cas_says(form: str, ref: str, timeout: float = verify.DEFAULT_TIMEOUT, cache: dict | None = None) -> bool | None:
+TIMED_OUT = "timeout"  # a cached CAS check that gave no verdict in time: the build's decision (the form is dropped)
+
+
+def cas_says(
+    form: str,
+    ref: str,
+    timeout: float = verify.DEFAULT_TIMEOUT,
+    cache: dict | None = None,
+    retry_timeouts: bool = False,
+) -> bool | None:
     """The CAS's verdict on form == reference: True, False, or None when it cannot read the form (it does not
-    even equal itself) or gives no verdict in time; `cache` ({key: verdict}) keeps verdicts across runs, "cannot
-    read" (None) included: only a timeout is asked again next time, so a rebuild from the cache asks the CAS about
-    nothing but the forms that timed out."""
+    even equal itself) or gives no verdict in time. `cache` ({key: verdict}) is the build's record: every outcome is
+    kept, a timeout included (as TIMED_OUT), so a rebuild from it asks the CAS nothing and a faster or slower machine
+    makes the same rows; retry_timeouts asks the recorded timeouts again."""
     key = json.dumps([form, ref])
-    if cache is not None and key in cache:
-        return cache[key]
+    if cache is not None and key in cache and not (retry_timeouts and cache[key] == TIMED_OUT):
+        return None if cache[key] == TIMED_OUT else cache[key]
     verdict = verify.answers_verdict(form, ref, timeout)
     settled = verdict is not None
     if verdict is False:  # different, or unreadable: a form that does not equal itself
         itself = verify.answers_verdict(form, form, timeout)
         settled = itself is not None
         verdict = False if itself else None
-    if cache is not None and settled:
-        cache[key] = verdict
+    if cache is not None:
+        cache[key] = verdict if settled else TIMED_OUT
     return verdict
+
+
+def rules_say(completions: list[str], ref: str, timeout: float, cache: dict | None = None) -> list[dict]:
+    """The rules' verdicts on each completion against the reference: {"strict", "lenient", "math_verify" (raw, as
+    TRL's accuracy_reward)}; `cache` as in cas_says (a check that times out counts as a rejection, and is recorded)."""
+    from cooper_rl.rm.evaluate import math_verify_scores
+
+    keys = [json.dumps(["rules", c, ref]) for c in completions]
+    ask = [i for i, k in enumerate(keys) if cache is None or k not in cache]
+    if ask:
+        comps, refs = [completions[i] for i in ask], [ref] * len(ask)
+        strict = verify.verify_batch(comps, refs, mode="strict", timeout=timeout)
+        lenient = verify.verify_batch(comps, refs, mode="lenient", timeout=timeout)
+        raw_mv = math_verify_scores(comps, refs)
+        asked = {
+            keys[i]: {"strict": bool(s), "lenient": bool(lv), "math_verify": bool(m)}
+            for i, s, lv, m in zip(ask, strict, lenient, raw_mv)
+        }
+        if cache is None:
+            return [asked[k] for k in keys]
+        for k, v in asked.items():
+            cache[k] = v
+    return [cache[k] for k in keys]
 
 
 def make_forms(
@@ -295,12 +346,13 @@ def make_forms(
     timeout: float,
     cache: dict | None = None,
     one_per_label: bool = False,
+    retry_timeouts: bool = False,
 ) -> tuple[list, dict]:
     """([(category, completion, label)], {category: why not made}) for one reference and the categories `kinds`;
     every form is checked by the CAS (module docstring; `cache`: see cas_says). one_per_label: the first correct and
     the first wrong form (in `kinds` order) the CAS confirms, the later kinds of a label not tried (CAS checks of
-    long LaTeX answers take seconds)."""
-    value = parse_value(ref, timeout)
+    long LaTeX answers take seconds). A form the CAS gives no verdict on in time is not made (why: cas_timeout)."""
+    value = reference_value(ref, timeout, cache)
     made, why = [], {}
     for cat in kinds:
         group, kind = cat.split(":", 1)
@@ -321,12 +373,27 @@ def make_forms(
         if kind != "as_given" and form.replace(" ", "") == ref.replace(" ", ""):
             why[cat] = "not_applicable"  # the reference itself, not another form of it
             continue
-        verdict = cas_says(form, ref, timeout, cache)
+        verdict = cas_says(form, ref, timeout, cache, retry_timeouts)
+        if cache is not None and cache.get(json.dumps([form, ref])) == TIMED_OUT:
+            why[cat] = "cas_timeout"
+            continue
         if verdict is None or verdict != bool(label):
             why[cat] = "cas_rejected"  # the CAS cannot read it, or says the opposite of its construction
             continue
         made.append((cat, completion(form, question, rng, reference=ref if last else None), label))
     return made, why
+
+
+class _Record(dict):
+    """A verdict cache that lists what was written to it since its last save (`written`)."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.written: list[tuple[str, object]] = []
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        self.written.append((key, value))
 
 
 def latex_split_of(question: str, heldout_percent: int) -> str:
@@ -344,11 +411,13 @@ def latex_rows(
     timeout: float,
     cache_path: Path,
     every_form: bool = False,
+    retry_timeouts: bool = False,
 ) -> tuple[list[dict], Counter, Counter]:
     """`cooper rm-data` rows of the latex categories from problem files with LaTeX answers (question, answer): in
     mode train one correct and one wrong form per problem (every_form: every form that applies, as in suite), in
-    suite every form that applies; the CAS verdicts are
-    cached in cache_path (a killed run resumes). Also a Counter of forms not made by (category, reason) and of
+    suite every form that applies; each row carries the rules' verdicts (rules_say) and whether they disagree. The
+    CAS's and the rules' verdicts are recorded in cache_path (a killed run resumes; a rebuild from the record asks
+    nothing, see cas_says; retry_timeouts: ask the recorded timeouts again). Also a Counter of forms not made by (category, reason) and of
     problems skipped by reason."""
     from cooper_rl.data import read_records
     from cooper_rl.io import DataError, append_jsonl, drop_cut_tail, iter_jsonl
@@ -357,7 +426,7 @@ def latex_rows(
         raise ValueError(f"latex_split must be train, heldout or all, got {split!r}")
     if cache_path.is_file():
         drop_cut_tail(cache_path)
-    cache = {r["key"]: r["verdict"] for _, r in iter_jsonl(cache_path)} if cache_path.is_file() else {}
+    cache = _Record((r["key"], r["verdict"]) for _, r in iter_jsonl(cache_path)) if cache_path.is_file() else _Record()
     rows, not_made, skipped = [], Counter(), Counter()
     for path in paths:
         for i, raw in read_records(Path(path)):
@@ -377,10 +446,11 @@ def latex_rows(
             if one:  # a few candidates of each class, then the ones that nearly always apply
                 kinds = (*rng.sample(CATEGORIES[: len(CORRECT)], 3), *rng.sample(CATEGORIES[len(CORRECT) :], 3))
                 kinds += tuple(c for c in ("latex:as_given", "latex_trap:near", "latex_trap:sign") if c not in kinds)
-            before = len(cache)
-            made, why = make_forms(ref, raw["question"], kinds, rng, timeout, cache, one_per_label=one)
-            if len(cache) > before:
-                append_jsonl(cache_path, [{"key": k, "verdict": v} for k, v in list(cache.items())[before:]])
+            made, why = make_forms(ref, raw["question"], kinds, rng, timeout, cache, one, retry_timeouts)
+            rules = rules_say([text for _, text, _ in made], ref, timeout, cache) if made else []
+            if cache.written:
+                append_jsonl(cache_path, [{"key": k, "verdict": v} for k, v in cache.written])
+                cache.written.clear()
             not_made.update(why.items())
             pid = str(raw.get("id") or raw.get("question_number") or i)
             rows += [
@@ -394,7 +464,9 @@ def latex_rows(
                     "problem_id": pid,
                     "sample": 0,
                     "label_source": "construction+cas",
+                    "rules": rule,
+                    "rules_disagree": len(set(rule.values())) > 1,
                 }
-                for cat, text, label in made
+                for (cat, text, label), rule in zip(made, rules)
             ]
     return rows, not_made, skipped
