@@ -193,6 +193,36 @@ def test_reference_values_are_recorded_and_a_lost_one_is_an_error(monkeypatch):
         lf.reference_value("\\frac{3}{4}", 5.0, cache)
 
 
+def test_a_rebuild_keeps_the_recorded_timeouts_until_asked_to_retry(tmp_path, monkeypatch):
+    import json
+
+    import cooper_rl.rm.latex_forms as lf
+    from cooper_rl.rm.build import RMDataConfig, run_rm_data
+
+    src = tmp_path / "latex.jsonl"
+    src.write_text(json.dumps({"question": "Evaluate $\\frac{6}{8}$.", "answer": "$\\frac{3}{4}$"}) + "\n")
+    cfg = RMDataConfig(
+        solutions=[], latex_problems=[str(src)], latex_split="all", mode="suite", output=str(tmp_path / "d.jsonl")
+    )
+    real = lf.verify.answers_verdict
+    slow = {"0.75"}  # this machine's CAS gives no verdict in time on the decimal form
+    monkeypatch.setattr(lf.verify, "answers_verdict", lambda a, b, t: None if a in slow else real(a, b, t))
+    first = run_rm_data(cfg)
+    assert first["latex"]["forms_not_made"].get("latex:decimal cas_timeout") == 1
+    slow.clear()  # a faster machine: the same rows, from the record
+    assert run_rm_data(cfg)["sha256"] == first["sha256"]
+    retried = run_rm_data(RMDataConfig(**{**cfg.__dict__, "cas_retry_timeouts": True}))
+    assert (
+        retried["sha256"] != first["sha256"] and "latex:decimal cas_timeout" not in retried["latex"]["forms_not_made"]
+    )
+    record = [json.loads(x) for x in (tmp_path / "d.cas_cache.jsonl").read_text().splitlines()]
+    assert [r["verdict"] for r in record if r["key"] == json.dumps(["0.75", "\\frac{3}{4}"])] == ["timeout", True]
+    assert run_rm_data(cfg)["sha256"] == retried["sha256"]  # the retried verdict is the record now
+    n = len((tmp_path / "d.cas_cache.jsonl").read_text().splitlines())
+    run_rm_data(cfg)
+    assert len((tmp_path / "d.cas_cache.jsonl").read_text().splitlines()) == n  # a rebuild adds nothing
+
+
 def test_every_form_in_train_mode_makes_the_suites_rows(tmp_path):
     import json
 

@@ -83,7 +83,7 @@ def reference_value(ref: str, timeout: float, cache: dict | None = None):
             raise RuntimeError(
                 f"the CAS read reference {ref!r} in the recorded build but not now (raise --verify_timeout)"
             )
-    if cache is not None:
+    if cache is not None and key not in cache:
         cache[key] = value is not None
     return value
 
@@ -317,7 +317,9 @@ def cas_says(
 
 def rules_say(completions: list[str], ref: str, timeout: float, cache: dict | None = None) -> list[dict]:
     """The rules' verdicts on each completion against the reference: {"strict", "lenient", "math_verify" (raw, as
-    TRL's accuracy_reward)}; `cache` as in cas_says (a check that times out counts as a rejection, and is recorded)."""
+    TRL's accuracy_reward)}; `cache` as in cas_says (a check that times out counts as a rejection, and is recorded).
+    The record keeps the verdicts of the rules as they were when it was made: after a change of the rules, drop its
+    "rules" entries (or start a new record) to see the new rules' view."""
     from cooper_rl.rm.evaluate import math_verify_scores
 
     keys = [json.dumps(["rules", c, ref]) for c in completions]
