@@ -106,10 +106,18 @@ def signal_at(when: str | None) -> threading.Timer | None:
     return timer
 
 
-def train_until_signal(trainer, on_signal: SaveOnSignal, resume_from_checkpoint=None):
+def train_until_signal(trainer, on_signal: SaveOnSignal, resume_from_checkpoint=None, finish_loaded: bool = False):
     """trainer.train() under `on_signal` (constructed by the command before it loaded anything);
     TrainingInterrupted if a signal stopped it (its checkpoint saved) or came before training began, else
-    train()'s result."""
+    train()'s result. finish_loaded: a checkpoint that already reached max_steps (a job stopped between its last
+    checkpoint and its final save) is loaded, not trained on: the Trainer would take one step more (it checks
+    max_steps only after a step); for trainers whose callbacks keep no state of their own."""
+    if (
+        finish_loaded
+        and resume_from_checkpoint
+        and 0 < trainer.args.max_steps <= checkpoint_step(resume_from_checkpoint)
+    ):
+        return load_finished(trainer, resume_from_checkpoint)
     if on_signal.requested:  # signalled while loading: stop now rather than after a first step (or evaluation)
         on_signal.restore()
         raise TrainingInterrupted(
@@ -150,6 +158,20 @@ def resolve_checkpoint(output_dir: str | os.PathLike, value: str | None, require
     if not Path(value).is_dir():
         raise FileNotFoundError(f"checkpoint not found: {value}")
     return value
+
+
+def load_finished(trainer, checkpoint: str | os.PathLike):
+    """The trainer as train() would leave it at the end of a run whose last checkpoint is `checkpoint`: its weights
+    and state (the best model's weights where load_best_model_at_end), and train()'s result (no training loss:
+    this process trained no step)."""
+    from transformers.trainer_callback import TrainerState
+    from transformers.trainer_utils import TrainOutput
+
+    trainer._load_from_checkpoint(str(checkpoint))  # transformers' own loader (weights, safetensors)
+    trainer.state = TrainerState.load_from_json(str(Path(checkpoint) / "trainer_state.json"))
+    if trainer.args.load_best_model_at_end and trainer.state.best_model_checkpoint:
+        trainer._load_best_model()
+    return TrainOutput(trainer.state.global_step, None, {})
 
 
 def checkpoint_step(checkpoint: str | os.PathLike) -> int:

@@ -234,3 +234,48 @@ def test_train_rm_saves_a_checkpoint_and_stops_on_signal(tmp_path, sig):
     assert json.loads((ckpts[0] / "trainer_state.json").read_text())["global_step"] == step
     assert (ckpts[0] / "optimizer.pt").is_file() and (ckpts[0] / "scheduler.pt").is_file()
     assert not out.exists()
+
+
+def test_a_checkpoint_at_max_steps_is_finished_not_trained_further(tmp_path, monkeypatch):
+    """A job stopped between its last checkpoint (at max_steps) and its final save: the resume saves that RM; the
+    Trainer alone would take a step past max_steps."""
+    import shutil
+
+    import cooper_rl.rm.train as train_mod
+    from tiny import save_tiny_bert
+
+    data = _write_jsonl(tmp_path / "rm.jsonl", _synthetic_rows(n_questions=20))
+    cfg = TrainRMConfig(
+        data=str(data),
+        backbone=save_tiny_bert(tmp_path / "bert"),
+        output_dir=str(tmp_path / "rm"),
+        max_length=64,
+        max_steps=4,
+        eval_steps=2,
+        batch_size=4,
+        learning_rate=1e-3,
+    )
+    keep = tmp_path / "kept"
+    # the first run's checkpoints survive its end, as if it had been stopped before its final save
+    rmtree = shutil.rmtree
+
+    def keep_checkpoints(path, **kw):
+        if str(path).endswith(".checkpoints"):
+            shutil.copytree(path, keep)
+        rmtree(path, **kw)
+
+    monkeypatch.setattr(train_mod.shutil, "rmtree", keep_checkpoints)
+    first = run_train_rm(cfg)
+    monkeypatch.undo()
+    from safetensors.torch import load_file
+
+    weights = load_file(tmp_path / "rm" / "model.safetensors")
+    shutil.rmtree(tmp_path / "rm")
+    shutil.copytree(keep, tmp_path / "rm.checkpoints")
+    assert (tmp_path / "rm.checkpoints" / "checkpoint-4").is_dir()
+    again = run_train_rm(TrainRMConfig(**{**cfg.__dict__, "resume_from_checkpoint": "last"}))
+    assert again["global_step"] == 4 and again["resumed_from"].endswith("checkpoint-4")
+    assert again["val_accuracy"] == first["val_accuracy"] and again["val_loss"] == first["val_loss"]
+    assert again["eval_history"] == first["eval_history"]
+    after = load_file(tmp_path / "rm" / "model.safetensors")
+    assert after.keys() == weights.keys() and all(after[k].equal(weights[k]) for k in weights)

@@ -163,7 +163,7 @@ def _run_sft(cfg: SFTRunConfig, on_signal) -> dict:
         model=resolve_model(cfg.policy), args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer
     )
     bar_only_progress(trainer)  # progress bar, no raw log dicts on the console
-    result = train_until_signal(trainer, on_signal, checkpoint)
+    result = train_until_signal(trainer, on_signal, checkpoint, finish_loaded=True)
     policy_dir = out / "policy"
     trainer.save_model(str(policy_dir))  # safetensors
     tokenizer.padding_side = "left"

@@ -252,7 +252,7 @@ def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
     bar_only_progress(trainer)  # progress bar, no raw log dicts on the console
     t0 = time.time()
     try:
-        train_out = train_until_signal(trainer, on_signal, resume)
+        train_out = train_until_signal(trainer, on_signal, resume, finish_loaded=True)
         history = list(trainer.state.log_history)  # the scheduled validations (the final evaluate() not among them)
         rm.model = trainer.model  # best checkpoint (load_best_model_at_end)
         t_eval = time.time()
