@@ -724,3 +724,19 @@ def test_every_evaluation_draws_the_same_builtin_problems(tmp_path):
     assert questions(cfg, 0) == questions(cfg, 100) == questions(RLConfig(output_dir=str(tmp_path), seed=2), 50)
     old = RLConfig(output_dir=str(tmp_path), seed=1, eval_data_seed=None)  # the earlier behaviour, on request
     assert questions(old, 0) != questions(old, 100)
+
+
+def test_a_run_resumed_at_its_last_checkpoint_is_finished_not_trained_further(assets, tmp_path, one_thread):
+    """A cooper run stopped between its last checkpoint (at max_steps) and its final save: the resume saves the
+    policy and RM of that checkpoint; the Trainer alone would take a step past max_steps."""
+    from safetensors.torch import load_file
+
+    cfg = config(assets, tmp_path, "cooper", save_steps=1, prompts_per_step=1)  # 2 of the epoch's 4 steps
+    run_rl(cfg)
+    assert (tmp_path / "checkpoint-2" / RM_DIR / RM_STATE).is_file()
+    policy, rm = (load_file(tmp_path / d / "model.safetensors") for d in ("policy", "rm"))
+    summary = run_rl(RLConfig(**{**cfg.__dict__, "resume_from_checkpoint": "last"}))
+    assert summary["global_step"] == 2 and [r["step"] for r in rows(tmp_path)] == [1, 2]
+    for before, d in ((policy, "policy"), (rm, "rm")):
+        after = load_file(tmp_path / d / "model.safetensors")
+        assert after.keys() == before.keys() and all(after[k].equal(before[k]) for k in before), d

@@ -325,8 +325,8 @@ def run_rl(cfg: RLConfig) -> dict:
     try:
         trainer, reward, info = build_trainer(cfg)
         if on_signal is not None:
-            train_until_signal(trainer, on_signal, info["checkpoint"])
-        else:
+            train_until_signal(trainer, on_signal, info["checkpoint"], finish_loaded=True)
+        else:  # (multi-process: the engine's own resume; a checkpoint at max_steps takes one step more there)
             trainer.train(resume_from_checkpoint=info["checkpoint"])
     finally:
         if timer is not None:
