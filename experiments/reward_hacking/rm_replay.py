@@ -38,6 +38,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 from stats import mean_sd, pct_sd, records  # noqa: E402  (experiments/stats.py)
 
+sys.path.insert(0, str(HERE))
+from check_artifacts import rm_differences, rm_metrics  # noqa: E402  (an RM rebuilt on another CPU)
+
 RUNS = HERE / "results" / "runs"
 OUT = HERE / "results" / "rm_replay"
 # the pre-registered design (results/rm_replay/PREREGISTRATION.md)
@@ -88,6 +91,26 @@ def rm_eval(rm: VerifyRM, rows: list[dict], batch_size: int) -> dict:
     return m
 
 
+def same_rm(run: Path, cfg: dict, rm_path: str) -> dict | None:
+    """None if rm_path is the RM the run started from by sha256; where it was rebuilt on another CPU, what shows it
+    equal within float rounding (check_artifacts.py's criterion on the run's step-0 RM evaluation: every
+    thresholded metric equal, AUROC and ECE within rounding); SystemExit for another RM."""
+    sha = weights_sha256(rm_path)
+    if not cfg.get("rm_sha256") or sha == cfg["rm_sha256"]:
+        return None
+    step0 = next((r for r in records(run / "evals.jsonl") if r.get("step") == 0 and "rm" in r), None)
+    diff = ["no step-0 RM evaluation to compare"]
+    if step0 is not None:
+        got = rm_metrics(rm_path, cfg["rm_eval_data"], cfg["rm_batch_size"], cfg["rm_max_length"], sha)
+        diff = rm_differences(got, step0["rm"])
+    if diff:
+        raise SystemExit(
+            f"{rm_path} is not the RM {run.name} started from "
+            f"(sha256 {sha[:12]} != {cfg['rm_sha256'][:12]}; {'; '.join(diff)})"
+        )
+    return {"sha256": sha, "run_sha256": cfg["rm_sha256"], "auroc": got["auroc"], "run_auroc": step0["rm"]["auroc"]}
+
+
 def replay(run: Path, arm: str, rm_path: str, calls: int, eval_every: int, start: dict | None = None) -> list[dict]:
     """The arm's log lines: evaluations of the RM (kind "eval") and its reward calls (kind "call"); `start`: the
     starting RM's evaluation when known (the same for every arm of a run)."""
@@ -101,11 +124,7 @@ def replay(run: Path, arm: str, rm_path: str, calls: int, eval_every: int, start
     todo = reward_calls(run)[:calls]
     if len(todo) < calls:
         raise SystemExit(f"{run.name}: {len(todo)} reward calls logged in rollouts.jsonl(.gz), {calls} asked")
-    sha = weights_sha256(rm_path)
-    if cfg.get("rm_sha256") and sha != cfg["rm_sha256"]:
-        raise SystemExit(
-            f"{rm_path} is not the RM {run.name} started from (sha256 {sha[:12]} != {cfg['rm_sha256'][:12]})"
-        )
+    rounding = same_rm(run, cfg, rm_path)
     torch.manual_seed(cfg["seed"])
     rm = VerifyRM.from_pretrained(rm_path, max_length=cfg["rm_max_length"], device="cpu")
     rm.autocast = cfg.get("rm_bf16_autocast", False)
@@ -114,6 +133,8 @@ def replay(run: Path, arm: str, rm_path: str, calls: int, eval_every: int, start
     rows = load_rm_rows(cfg["rm_eval_data"])
     bs = cfg["rm_batch_size"]
     log = [{"kind": "eval", "call": 0, "arm": arm, "rm": start or rm_eval(rm, rows, bs)}]
+    if rounding:
+        log[0]["rm_equal_within_rounding"] = rounding
     for c, rollouts in enumerate(todo, 1):
         q, r, t, v = ([x[k] for x in rollouts] for k in ("question", "reference", "completion", "verdict"))
         t0 = time.perf_counter()
@@ -268,7 +289,7 @@ def main() -> None:
                 if done != args.calls:
                     raise SystemExit(f"{out} replayed {done} calls, not {args.calls}: remove it to replay again")
                 continue
-            # the starting RM's evaluation, from an arm of this run already replayed (the same RM: sha256 checked)
+            # the starting RM's evaluation, from an arm of this run already replayed (the same RM: checked in replay)
             first = sorted(args.out.glob(f"{run}.*.jsonl"))
             start = json.loads(first[0].read_text().splitlines()[0])["rm"] if first else None
             log = replay(RUNS / run, arm, args.rm, args.calls, args.eval_every, start)

@@ -120,6 +120,23 @@ def test_refuses_another_rm(run, tmp_path):
         rr.replay(other, "all", rm, calls=1, eval_every=1)
 
 
+def test_accepts_an_rm_equal_within_float_rounding_and_says_so(run, tmp_path):
+    """An RM rebuilt on another CPU (another sha256) is the run's if check_artifacts' criterion holds on the run's
+    step-0 RM evaluation; one whose thresholded metrics differ is refused, naming them."""
+    d, rm = run
+    other = tmp_path / "run"
+    shutil.copytree(d, other)
+    cfg = json.loads((other / "rl_config.json").read_text()) | {"rm_sha256": "0" * 64}
+    (other / "rl_config.json").write_text(json.dumps(cfg))
+    step0 = rr.rm_metrics(rm, cfg["rm_eval_data"], cfg["rm_batch_size"], cfg["rm_max_length"])
+    (other / "evals.jsonl").write_text(json.dumps({"step": 0, "rm": step0 | {"auroc": step0["auroc"] + 5e-5}}) + "\n")
+    log = rr.replay(other, "all", rm, calls=1, eval_every=1)
+    assert log[0]["rm_equal_within_rounding"]["run_sha256"] == "0" * 64
+    (other / "evals.jsonl").write_text(json.dumps({"step": 0, "rm": step0 | {"accuracy": 0.01}}) + "\n")
+    with pytest.raises(SystemExit, match="is not the RM.*accuracy"):
+        rr.replay(other, "all", rm, calls=1, eval_every=1)
+
+
 def test_report_judges_the_predictions_on_the_complete_design(tmp_path):
     drops = {  # accuracy lost by call 25, per arm: answer-less negatives did it
         "all": 0.30, "only:corrupt": 0.02, "only:mined": 0.05, "only:truncate": 0.20, "only:masterkey": 0.10,
