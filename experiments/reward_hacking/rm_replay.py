@@ -96,6 +96,8 @@ def same_rm(run: Path, cfg: dict, rm_path: str) -> dict | None:
     equal within float rounding (check_artifacts.py's criterion on the run's step-0 RM evaluation: every
     thresholded metric equal, AUROC and ECE within rounding); SystemExit for another RM."""
     sha = weights_sha256(rm_path)
+    if sha is None:
+        raise SystemExit(f"{rm_path}: no RM weights (model.safetensors)")
     if not cfg.get("rm_sha256") or sha == cfg["rm_sha256"]:
         return None
     step0 = next((r for r in records(run / "evals.jsonl") if r.get("step") == 0 and "rm" in r), None)
@@ -273,7 +275,11 @@ def main() -> None:
     ap.add_argument("--arms", nargs="+", default=list(ARMS))
     ap.add_argument("--calls", type=int, default=CALLS, help="reward calls to replay (25: the run's steps 1-97)")
     ap.add_argument("--eval-every", type=int, default=5, help="evaluate the RM every N reward calls (and at the last)")
-    ap.add_argument("--rm", default="runs/verifyrm-weak", help="the RM the runs started from (sha256 checked)")
+    ap.add_argument(
+        "--rm",
+        default="runs/verifyrm-weak",
+        help="the RM the runs started from (sha256, or equal within rounding: same_rm)",
+    )
     ap.add_argument("--out", type=Path, default=OUT, help="where the arms' logs and the report go")
     ap.add_argument("--report-only", action="store_true", help="no replay: table.md and summary.json from the logs")
     args = ap.parse_args()

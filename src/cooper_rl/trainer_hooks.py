@@ -111,12 +111,13 @@ def train_until_signal(trainer, on_signal: SaveOnSignal, resume_from_checkpoint=
     TrainingInterrupted if a signal stopped it (its checkpoint saved) or came before training began, else
     train()'s result. finish_loaded: a checkpoint that already reached max_steps (a job stopped between its last
     checkpoint and its final save) is loaded, not trained on: the Trainer would take one step more (it checks
-    max_steps only after a step); for trainers whose callbacks keep no state of their own."""
+    max_steps only after a step); the callbacks' own train-time state (e.g. the last step's metrics) stays empty."""
     if (
         finish_loaded
         and resume_from_checkpoint
         and 0 < trainer.args.max_steps <= checkpoint_step(resume_from_checkpoint)
     ):
+        on_signal.restore()  # as after train(): a later signal is the default's (the command ends)
         return load_finished(trainer, resume_from_checkpoint)
     if on_signal.requested:  # signalled while loading: stop now rather than after a first step (or evaluation)
         on_signal.restore()

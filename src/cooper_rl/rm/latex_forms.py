@@ -310,7 +310,9 @@ def cas_says(
         itself = verify.answers_verdict(form, form, timeout)
         settled = itself is not None
         verdict = False if itself else None
-    if cache is not None:
+    if cache is not None and cache.get(key, "") != (
+        verdict if settled else TIMED_OUT
+    ):  # a retry timing out: no new line
         cache[key] = verdict if settled else TIMED_OUT
     return verdict
 
@@ -353,7 +355,7 @@ def make_forms(
     """([(category, completion, label)], {category: why not made}) for one reference and the categories `kinds`;
     every form is checked by the CAS (module docstring; `cache`: see cas_says). one_per_label: the first correct and
     the first wrong form (in `kinds` order) the CAS confirms, the later kinds of a label not tried (CAS checks of
-    long LaTeX answers take seconds). A form the CAS gives no verdict on in time is not made (why: cas_timeout)."""
+    long LaTeX answers take seconds). A form the CAS gives no verdict on in time is not made (why: cas_timeout with a cache, else cas_rejected)."""
     value = reference_value(ref, timeout, cache)
     made, why = [], {}
     for cat in kinds:
