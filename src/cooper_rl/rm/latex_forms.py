@@ -290,6 +290,11 @@ def completion(answer: str, question: str, rng: random.Random, reference: str | 
 TIMED_OUT = "timeout"  # a cached CAS check that gave no verdict in time: the build's decision (the form is dropped)
 
 
+def cas_key(form: str, ref: str) -> str:
+    """The record's key of the CAS check form == ref."""
+    return json.dumps([form, ref])
+
+
 def cas_says(
     form: str,
     ref: str,
@@ -301,7 +306,7 @@ def cas_says(
     even equal itself) or gives no verdict in time. `cache` ({key: verdict}) is the build's record: every outcome is
     kept, a timeout included (as TIMED_OUT), so a rebuild from it asks the CAS nothing and a faster or slower machine
     makes the same rows; retry_timeouts asks the recorded timeouts again."""
-    key = json.dumps([form, ref])
+    key = cas_key(form, ref)
     if cache is not None and key in cache and not (retry_timeouts and cache[key] == TIMED_OUT):
         return None if cache[key] == TIMED_OUT else cache[key]
     verdict = verify.answers_verdict(form, ref, timeout)
@@ -310,10 +315,9 @@ def cas_says(
         itself = verify.answers_verdict(form, form, timeout)
         settled = itself is not None
         verdict = False if itself else None
-    if cache is not None and cache.get(key, "") != (
-        verdict if settled else TIMED_OUT
-    ):  # a retry timing out: no new line
-        cache[key] = verdict if settled else TIMED_OUT
+    outcome = verdict if settled else TIMED_OUT
+    if cache is not None and (key not in cache or cache[key] != outcome):  # (a retry timing out again: no new line)
+        cache[key] = outcome
     return verdict
 
 
@@ -355,7 +359,8 @@ def make_forms(
     """([(category, completion, label)], {category: why not made}) for one reference and the categories `kinds`;
     every form is checked by the CAS (module docstring; `cache`: see cas_says). one_per_label: the first correct and
     the first wrong form (in `kinds` order) the CAS confirms, the later kinds of a label not tried (CAS checks of
-    long LaTeX answers take seconds). A form the CAS gives no verdict on in time is not made (why: cas_timeout with a cache, else cas_rejected)."""
+    long LaTeX answers take seconds). A form the CAS gives no verdict on in time is not made (why: cas_timeout with
+    a cache, else cas_rejected)."""
     value = reference_value(ref, timeout, cache)
     made, why = [], {}
     for cat in kinds:
@@ -378,7 +383,7 @@ def make_forms(
             why[cat] = "not_applicable"  # the reference itself, not another form of it
             continue
         verdict = cas_says(form, ref, timeout, cache, retry_timeouts)
-        if cache is not None and cache.get(json.dumps([form, ref])) == TIMED_OUT:
+        if cache is not None and cache.get(cas_key(form, ref)) == TIMED_OUT:
             why[cat] = "cas_timeout"
             continue
         if verdict is None or verdict != bool(label):
