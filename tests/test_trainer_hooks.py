@@ -89,3 +89,59 @@ def test_a_deadline_is_a_checkpointed_stop_request():
     finally:
         on_signal.restore()
     assert signal_at(None) is None
+
+
+def _tiny_trainer(out, **args):
+    import torch
+    from transformers import Trainer, TrainingArguments
+
+    class Line(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Linear(1, 1)
+
+        def forward(self, x, labels):
+            return {"loss": torch.nn.functional.mse_loss(self.w(x), labels)}
+
+    data = [{"x": torch.tensor([float(i)]), "labels": torch.tensor([2.0 * i])} for i in range(8)]
+    targs = TrainingArguments(
+        output_dir=str(out),
+        per_device_train_batch_size=2,
+        report_to=[],
+        save_strategy="steps",
+        save_steps=1,
+        use_cpu=True,
+        disable_tqdm=True,
+        **args,
+    )
+    return Trainer(model=Line(), args=targs, train_dataset=data)
+
+
+@pytest.mark.parametrize("size", [{"num_train_epochs": 1.5}, {"max_steps": 6}])
+def test_a_checkpoint_at_the_end_of_its_run_is_finished_not_trained_further(tmp_path, size):
+    """A run stopped between its last checkpoint and its final save, sized in steps or in (fractional) epochs: the
+    resume loads that checkpoint and takes no step (the Trainer alone takes one past the end when sized in steps or
+    fractional epochs)."""
+    first = _tiny_trainer(tmp_path / "a", **size)
+    first.train()
+    assert first.state.global_step == 6  # 4 batches per epoch
+    last = tmp_path / "a" / "checkpoint-6"
+    again = _tiny_trainer(tmp_path / "a", **size)
+    result = train_until_signal(again, SaveOnSignal(every=1), str(last), finish_loaded=True)
+    assert result.global_step == 6 and again.state.global_step == 6
+    assert again.model.w.weight.equal(first.model.w.weight)
+    plain = _tiny_trainer(tmp_path / "a", **size)
+    plain.train(resume_from_checkpoint=str(last))
+    assert plain.state.global_step == 7  # why finish_loaded exists
+
+
+def test_a_checkpoint_is_not_the_end_when_more_epochs_are_asked(tmp_path):
+    from cooper_rl.trainer_hooks import reached_the_end
+
+    first = _tiny_trainer(tmp_path / "a", num_train_epochs=1.5)
+    first.train()
+    last = tmp_path / "a" / "checkpoint-6"
+    assert reached_the_end(first.args, last)
+    assert not reached_the_end(_tiny_trainer(tmp_path / "b", num_train_epochs=3).args, last)
+    assert not reached_the_end(_tiny_trainer(tmp_path / "b", max_steps=8).args, last)
+    assert reached_the_end(_tiny_trainer(tmp_path / "b", max_steps=5).args, last)
