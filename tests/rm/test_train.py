@@ -279,3 +279,19 @@ def test_a_checkpoint_at_max_steps_is_finished_not_trained_further(tmp_path, mon
     assert again["eval_history"] == first["eval_history"]
     after = load_file(tmp_path / "rm" / "model.safetensors")
     assert after.keys() == weights.keys() and all(after[k].equal(weights[k]) for k in weights)
+
+    # the best checkpoint other than the last (as train() leaves it where an earlier validation was better): the
+    # resume saves the best one's weights, not the last one's
+    ckpts = tmp_path / "rm.checkpoints"
+    shutil.rmtree(tmp_path / "rm")
+    shutil.copytree(keep, ckpts)
+    state_file = ckpts / "checkpoint-4" / "trainer_state.json"
+    state = json.loads(state_file.read_text())
+    state["best_model_checkpoint"] = str(ckpts / "checkpoint-2")
+    state_file.write_text(json.dumps(state))
+    best = load_file(ckpts / "checkpoint-2" / "model.safetensors")
+    last = load_file(ckpts / "checkpoint-4" / "model.safetensors")
+    assert any(not best[k].equal(last[k]) for k in best)
+    run_train_rm(TrainRMConfig(**{**cfg.__dict__, "resume_from_checkpoint": "last"}))
+    after = load_file(tmp_path / "rm" / "model.safetensors")
+    assert after.keys() == best.keys() and all(after[k].equal(best[k]) for k in best)
