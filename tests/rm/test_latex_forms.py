@@ -186,11 +186,28 @@ def test_reference_values_are_recorded_and_a_lost_one_is_an_error(monkeypatch):
         lf.reference_value("\\frac{3}{4}", 5.0, cache) is not None and lf.reference_value("\\foo{", 5.0, cache) is None
     )
     assert sorted(cache.values()) == [False, True]
-    monkeypatch.setattr(lf, "parse_value", lambda *a: (_ for _ in ()).throw(AssertionError("asked")))
+    monkeypatch.setattr(lf, "_read", lambda *a: (_ for _ in ()).throw(AssertionError("asked")))
     assert lf.reference_value("\\foo{", 5.0, cache) is None  # recorded as unread: not asked again
-    monkeypatch.setattr(lf, "parse_value", lambda *a: None)  # read before, not now (a slow machine)
+    assert lf.reference_value("\\foo{", 5.0, cache, retry_timeouts=True) is None  # unread is not a timeout
+    asked = []
+    monkeypatch.setattr(lf, "_read", lambda ref, t: asked.append(t) or lf.TIMED_OUT)  # read before, not now
     with pytest.raises(RuntimeError, match="recorded build"):
         lf.reference_value("\\frac{3}{4}", 5.0, cache)
+    assert asked == [5.0, 50.0]  # tried again with 10x the time first
+
+
+def test_a_reference_that_timed_out_is_recorded_and_retried_only_when_asked(monkeypatch):
+    import cooper_rl.rm.latex_forms as lf
+
+    cache = {}
+    monkeypatch.setattr(lf, "_read", lambda *a: lf.TIMED_OUT)
+    assert lf.reference_value("x^2", 5.0, cache) is None
+    assert list(cache.values()) == [lf.TIMED_OUT]
+    monkeypatch.setattr(lf, "_read", lambda *a: 7)  # a faster CAS
+    assert lf.reference_value("x^2", 5.0, cache) is None  # the recorded build's decision: no forms
+    assert lf.reference_value("x^2", 5.0, cache, retry_timeouts=True) == 7
+    assert list(cache.values()) == [True]
+    assert lf.reference_value("x^2", 5.0, cache) == 7
 
 
 def test_a_rebuild_keeps_the_recorded_timeouts_until_asked_to_retry(tmp_path, monkeypatch):

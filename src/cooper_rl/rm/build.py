@@ -185,9 +185,9 @@ class RMDataConfig:
     cas_retry_timeouts: bool = field(
         default=False,
         metadata={
-            "help": "Ask the CAS again about the --latex_problems forms whose check timed out in the recorded build "
-            "(the .cas_cache.jsonl beside --output). Off: a recorded timeout stays the build's decision (the form is "
-            "not made), so a rebuild makes the same rows on any machine."
+            "help": "Ask the CAS again about the --latex_problems forms and references whose check timed out in the "
+            "recorded build (the .cas_cache.jsonl beside --output). Off: a recorded timeout stays the build's decision "
+            "(the form is not made), so a rebuild makes the same rows on any machine."
         },
     )
 

@@ -58,34 +58,49 @@ def clean_reference(answer: str) -> str | None:
     return a
 
 
+TIMED_OUT = "timeout"  # a cached CAS check that gave no verdict in time: the build's decision (the form is dropped)
+
+
 def parse_value(answer: str, timeout: float = 10.0):
     """The sympy object Math-Verify reads from an answer string (None if it reads none within `timeout` seconds)."""
+    value = _read(answer, timeout)
+    return None if isinstance(value, str) else value
+
+
+def _read(answer: str, timeout: float):
+    """parse_value, with TIMED_OUT instead of None when the CAS gave no answer in time."""
     from math_verify import parse
+    from math_verify.errors import TimeoutException
 
     try:
-        parsed = parse(f"${answer}$", parsing_timeout=max(1, round(timeout)))
+        parsed = parse(f"${answer}$", parsing_timeout=max(1, round(timeout)), raise_on_error=True)
+    except TimeoutException:
+        return TIMED_OUT
     except Exception:
         return None
     return next((p for p in parsed if not isinstance(p, str)), None)
 
 
-def reference_value(ref: str, timeout: float, cache: dict | None = None):
-    """parse_value of a reference, with `cache` (as in cas_says) recording whether the CAS read one, so that a
-    rebuild makes the same forms: a reference recorded as unread stays unread; one recorded as read but not read
-    now (a slow machine) is tried again with 10x the time, then is an error naming it."""
+def reference_value(ref: str, timeout: float, cache: dict | None = None, retry_timeouts: bool = False):
+    """parse_value of a reference, with `cache` (as in cas_says) recording whether the CAS read one (True, False, or
+    TIMED_OUT), so that a rebuild makes the same forms: a reference recorded as unread or timed out stays unread
+    (retry_timeouts: a timed-out one is asked again and its new outcome recorded); one recorded as read but not
+    read now (a slow machine) is tried again with 10x the time, then is an error naming it."""
     key = json.dumps(["parsed", ref, None])
-    if cache is not None and cache.get(key) is False:
+    recorded = None if cache is None else cache.get(key)
+    if recorded is False or (recorded == TIMED_OUT and not retry_timeouts):
         return None
-    value = parse_value(ref, timeout)
-    if value is None and cache is not None and cache.get(key):
-        value = parse_value(ref, 10 * timeout)
-        if value is None:
+    value = _read(ref, timeout)
+    if recorded is True and (value is None or isinstance(value, str)):
+        value = _read(ref, 10 * timeout)
+        if value is None or isinstance(value, str):
             raise RuntimeError(
                 f"the CAS read reference {ref!r} in the recorded build but not now (raise --verify_timeout)"
             )
-    if cache is not None and key not in cache:
-        cache[key] = value is not None
-    return value
+    outcome = TIMED_OUT if isinstance(value, str) else value is not None
+    if cache is not None and recorded != outcome:
+        cache[key] = outcome
+    return None if isinstance(value, str) else value
 
 
 def top_level_items(answer: str) -> list[str]:
@@ -287,9 +302,6 @@ def completion(answer: str, question: str, rng: random.Random, reference: str | 
     return f"{lead}\n{body[0].upper()}{body[1:]}" if lead.endswith(".") else f"{lead} {body}"
 
 
-TIMED_OUT = "timeout"  # a cached CAS check that gave no verdict in time: the build's decision (the form is dropped)
-
-
 def cas_key(form: str, ref: str) -> str:
     """The record's key of the CAS check form == ref."""
     return json.dumps([form, ref])
@@ -361,7 +373,7 @@ def make_forms(
     the first wrong form (in `kinds` order) the CAS confirms, the later kinds of a label not tried (CAS checks of
     long LaTeX answers take seconds). A form the CAS gives no verdict on in time is not made (why: cas_timeout with
     a cache, else cas_rejected)."""
-    value = reference_value(ref, timeout, cache)
+    value = reference_value(ref, timeout, cache, retry_timeouts)
     made, why = [], {}
     for cat in kinds:
         group, kind = cat.split(":", 1)
