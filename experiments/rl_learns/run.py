@@ -3,6 +3,7 @@
   python experiments/rl_learns/run.py b64:0 i15_filter:0 ...   # these runs, in order, --jobs at a time
   python experiments/rl_learns/run.py --sweep                  # every setting of settings.yaml, seed 0
   python experiments/rl_learns/run.py cooper_paper:0 model:0   # comparison conditions (in settings.yaml's regime)
+  python experiments/rl_learns/run.py --compare                # rule (= REGIME:S) and every condition, seeds 0-2
   python experiments/rl_learns/run.py --report-only            # copy the run dirs' logs, write the report
 
 Steps, each skipped when its output exists (a fresh clone rebuilds what it lacks; everything is resumable):
@@ -16,7 +17,10 @@ Steps, each skipped when its output exists (a fresh clone rebuilds what it lacks
    one torch thread each when two run side by side. While they run, their logs (metrics, evaluations, timing,
    rollouts, per-problem evaluation samples) are copied to experiments/rl_learns/results/runs/NAME-sSEED/ every
    minute: commit them as each evaluation lands. A run whose committed logs went further than its run dir (a lost
-   machine) is left to the committed logs until the rerun catches up.
+   machine) is left to the committed logs until the rerun catches up. A run dir made with another max_steps or
+   eval_steps (e.g. before `regime` changed) is an error, not resumed. Every run of a condition starts from the same
+   RM: the first one's sha256 is recorded in results/rms.json (commit it) and later runs must match it (or a build
+   settings.yaml's `rms` accepts: rebuilds equal within float rounding).
 Kernels: native (not the AVX2/non-Intel-MKL pinning of issue 15; benchmarks/pinning.py measured the cost and
 docs say why): fp32 runs reproduce within their seed spread, not bit for bit, across CPUs.
 """
@@ -98,6 +102,23 @@ def native_env(threads: int | None = None) -> dict:
     return env
 
 
+def parse_run(settings: dict, text: str) -> tuple[str, int]:
+    """(NAME, SEED) of a NAME:SEED argument; `rule:S` is the regime's own run REGIME:S (settings.yaml)."""
+    name, _, seed = text.partition(":")
+    if not seed.isdigit():
+        sys.exit(f"a run is NAME:SEED (e.g. b64:0 or cooper_paper:1), not {text!r}")
+    if name == "rule":
+        if settings.get("regime") not in settings["settings"]:
+            sys.exit(f"rule:{seed} is the regime's run, but settings.yaml's regime is {settings.get('regime')!r}")
+        name = settings["regime"]
+    return name, int(seed)
+
+
+def compare_plan(settings: dict, seeds=(0, 1, 2)) -> list[tuple[str, int]]:
+    """The comparison (issue 67 §4/§5): rule (REGIME:S) and every condition, seed by seed."""
+    return [(n, s) for s in seeds for n in ("rule", *settings.get("conditions", {}))]
+
+
 def spec(settings: dict, name: str) -> dict:
     """Run NAME's setting ({filtered, flags[, rm]}): a sweep setting, or a comparison condition = the regime's
     setting with the condition's flags, its RM, the RM's evaluation set and an evaluation at the middle."""
@@ -127,6 +148,53 @@ def prereq_done(settings: dict, job: str) -> bool:
     if job == "filter":
         return (ROOT / settings["filter"]["output"]).is_file()
     return (ROOT / settings["rms"][job[3:]]["path"] / "cooper_rm.json").is_file()
+
+
+def check_rm(settings: dict, kind: str) -> None:
+    """Exit unless the RM of `kind` is the one the comparison's runs start from: the sha256 recorded in
+    results/rms.json by its first run (recorded now if none), or one settings.yaml's rms.KIND.also_accept lists."""
+    from cooper_rl.io import atomic_write_json, weights_sha256
+
+    rm = settings["rms"][kind]
+    got = weights_sha256(ROOT / rm["path"])
+    path = RESULTS / "rms.json"
+    record = json.loads(path.read_text()) if path.is_file() else {}
+    if kind not in record:
+        record[kind] = {
+            "sha256": got,
+            "path": rm["path"],
+            "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        atomic_write_json(path, record)
+        print(f"[rl_learns] rm:{kind} is {got[:12]}...: recorded in {path.relative_to(ROOT)} (commit it)", flush=True)
+    elif got not in (record[kind]["sha256"], *rm.get("also_accept", [])):
+        sys.exit(
+            f"{rm['path']} (sha256 {got[:12]}...) is not the rm:{kind} the comparison's runs used "
+            f"({record[kind]['sha256'][:12]}..., {path.relative_to(ROOT)}): rebuild it ({rm['build']}), or, if it is "
+            "equal within float rounding (experiments/reward_hacking/check_artifacts.py), list it in settings.yaml's "
+            f"rms.{kind}.also_accept"
+        )
+
+
+def check_schedule(settings: dict, name: str, seed: int) -> None:
+    """Exit if run NAME:SEED's dir was made with another max_steps or eval_steps than its setting has now (a
+    resume would silently extend or re-time it, e.g. after `regime` changed)."""
+    made = RUNS / f"{name}-s{seed}" / "rl_config.json"
+    if not made.is_file():
+        return
+    cfg, want = json.loads(made.read_text()), spec(settings, name)["flags"]
+    diff = {k: (cfg.get(k), want[k]) for k in ("max_steps", "eval_steps") if k in want and cfg.get(k) != want[k]}
+    if diff:
+        sys.exit(
+            f"{made.parent} was made with {', '.join(f'{k} {a} (now {b})' for k, (a, b) in diff.items())}: "
+            "move it aside to rerun it, or restore settings.yaml"
+        )
+
+
+def prereq_failed(settings: dict, job: str, proc, stopped: bool) -> bool:
+    """Whether a prerequisite job that ended failed: its process (this driver's, or another's: Foreign) exited
+    with an error or left no output, unless the deadline stopped it (it resumes)."""
+    return not stopped and (bool(proc.returncode) or not prereq_done(settings, job))
 
 
 def prereq_command(settings: dict, job: str) -> list[str]:
@@ -201,6 +269,8 @@ def copy_logs(out: Path) -> None:
                 samples = gzip.compress((e / "samples.jsonl").read_bytes(), mtime=0)
                 (tmp / "eval" / e.name / "samples.jsonl.gz").write_bytes(samples)
                 shutil.copy(e / "summary.json", tmp / "eval" / e.name / "summary.json")
+                if (e / "rm_scores.json").is_file():  # the RM's per-row scores on rm_eval_data
+                    shutil.copy(e / "rm_scores.json", tmp / "eval" / e.name / "rm_scores.json")
 
 
 def take_lock(path: Path) -> int | None:
@@ -258,6 +328,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="*", help="NAME:SEED, in order")
     ap.add_argument("--sweep", action="store_true", help="every setting, seed 0")
+    ap.add_argument("--compare", action="store_true", help="rule (REGIME:S) and every condition, seeds 0-2 (§4/§5)")
     ap.add_argument(
         "--jobs", type=int, default=2, help="runs (and prerequisites) side by side; runs/rl_learns/jobs overrides it"
     )
@@ -274,11 +345,14 @@ def main():
     settings = yaml.safe_load((HERE / "settings.yaml").read_text())
     RUNS.mkdir(parents=True, exist_ok=True)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    plan = [(r.split(":")[0], int(r.split(":")[1])) for r in args.runs]
+    plan = [parse_run(settings, r) for r in args.runs]
     if args.sweep:
         plan += [(n, 0) for n in settings["settings"]]
-    for name, _ in plan:
+    if args.compare:
+        plan += [parse_run(settings, f"{n}:{s}") for n, s in compare_plan(settings)]
+    for name, seed in plan:
         spec(settings, name)  # unknown names and conditions without a regime fail here, before anything starts
+        check_schedule(settings, name, seed)
     if not args.report_only:
         ensure_inputs()
     env = native_env(args.threads or (max(1, (os.cpu_count() or 2) // args.jobs) if args.jobs > 1 else None))
@@ -299,14 +373,16 @@ def main():
         if deadline and time.time() >= deadline:
             todo, wanted = [], []
             for key, p in running.items():
-                if isinstance(key, str) and p.poll() is None:
+                if isinstance(key, str) and not isinstance(p, Foreign) and p.poll() is None:
                     os.killpg(p.pid, signal.SIGTERM)  # finished work is kept: the next driver resumes it
         while todo and len(running) < jobs_now(args.jobs):
             job = next((j for j in wanted if j not in running and not prereq_done(settings, j)), None)
             if job is not None:
                 wanted.remove(job)
-                lock = take_lock(RUNS / f"{job.replace(':', '-')}.lock")  # None: another process runs it; awaited
-                if lock is not None:
+                lock = take_lock(RUNS / f"{job.replace(':', '-')}.lock")
+                if lock is None:  # another process builds it: awaited (and a failure there fails its runs here)
+                    running[job] = Foreign(RUNS / f"{job.replace(':', '-')}.lock")
+                else:
                     print(f"[rl_learns] {job} ({time.strftime('%H:%M:%S')})", flush=True)
                     log = open(RUNS / f"{job.replace(':', '-')}.log", "a")
                     running[job] = subprocess.Popen(prereq_command(settings, job), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, pass_fds=(lock,), start_new_session=True)  # fmt: skip
@@ -324,6 +400,8 @@ def main():
                 break
             name, seed = ready[0]
             todo.remove(ready[0])
+            if spec(settings, name).get("rm"):
+                check_rm(settings, spec(settings, name)["rm"])
             out = RUNS / f"{name}-s{seed}"
             lock = take_lock(Path(f"{out}.lock"))  # held by the run's process: one writer per run dir
             if lock is None:  # a job of an earlier driver: this one waits for it (and copies its logs)
@@ -343,7 +421,7 @@ def main():
             if isinstance(key, str):  # a prerequisite
                 if p.poll() is not None:
                     del running[key]
-                    if p.returncode and not (deadline and time.time() >= deadline):  # stopped at the deadline: resumes
+                    if prereq_failed(settings, key, p, stopped=bool(deadline and time.time() >= deadline)):
                         todo = [r for r in todo if key not in prereqs(settings, r[0])]
                         failed.append(key)
                         print(f"[rl_learns] {key} failed ({p.returncode}): see {RUNS}/{key.replace(':', '-')}.log", flush=True)  # fmt: skip

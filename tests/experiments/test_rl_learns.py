@@ -164,3 +164,74 @@ def test_a_run_of_another_driver_counts_as_a_job_until_its_lock_is_free(tmp_path
     assert run.jobs_now(2) == 1
     (tmp_path / "jobs").write_text("x")
     assert run.jobs_now(2) == 2
+
+
+def test_rule_is_the_regimes_run_and_compare_plans_every_condition_seed_by_seed():
+    import pytest
+
+    settings = yaml.safe_load((HERE / "settings.yaml").read_text())
+    settings["regime"] = "b64"
+    assert run.parse_run(settings, "rule:2") == ("b64", 2) and run.parse_run(settings, "model:1") == ("model", 1)
+    for bad in ("model", "model:x", "model:"):
+        with pytest.raises(SystemExit, match="NAME:SEED"):
+            run.parse_run(settings, bad)
+    plan = [run.parse_run(settings, f"{n}:{s}") for n, s in run.compare_plan(settings)]
+    assert plan[: 1 + len(settings["conditions"])] == [("b64", 0)] + [(c, 0) for c in settings["conditions"]]
+    assert len(plan) == 3 * (1 + len(settings["conditions"])) and {s for _, s in plan} == {0, 1, 2}
+    settings["regime"] = None
+    with pytest.raises(SystemExit, match="regime"):
+        run.parse_run(settings, "rule:0")
+
+
+def test_a_run_dir_made_with_another_schedule_is_not_resumed(tmp_path, monkeypatch):
+    import pytest
+
+    settings = yaml.safe_load((HERE / "settings.yaml").read_text())
+    settings["regime"] = "b64"
+    monkeypatch.setattr(run, "RUNS", tmp_path)
+    run.check_schedule(settings, "cooper_paper", 0)  # no run dir yet
+    (tmp_path / "cooper_paper-s0").mkdir()
+    made = tmp_path / "cooper_paper-s0" / "rl_config.json"
+    made.write_text(json.dumps({"max_steps": 50, "eval_steps": 25}))
+    run.check_schedule(settings, "cooper_paper", 0)  # the same schedule: resumed
+    settings["regime"] = "b64_long"  # 100 steps, evaluated at 50: another run
+    with pytest.raises(SystemExit, match="max_steps 50 \\(now 100\\)"):
+        run.check_schedule(settings, "cooper_paper", 0)
+
+
+def test_every_run_of_a_condition_starts_from_the_recorded_rm(tmp_path, monkeypatch):
+    import pytest
+    import torch
+    from safetensors.torch import save_file
+
+    settings = {"rms": {"weak": {"path": str(tmp_path / "rm"), "build": "bash weak_rm.sh"}}}
+    monkeypatch.setattr(run, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(run, "ROOT", tmp_path)
+    (tmp_path / "rm").mkdir()
+    save_file({"w": torch.zeros(2)}, tmp_path / "rm" / "model.safetensors")
+    run.check_rm(settings, "weak")  # first use: recorded
+    first = json.loads((tmp_path / "results" / "rms.json").read_text())["weak"]["sha256"]
+    run.check_rm(settings, "weak")  # the same RM
+    save_file({"w": torch.ones(2)}, tmp_path / "rm" / "model.safetensors")  # a rebuild that came out otherwise
+    with pytest.raises(SystemExit, match="not the rm:weak"):
+        run.check_rm(settings, "weak")
+    from cooper_rl.io import weights_sha256
+
+    settings["rms"]["weak"]["also_accept"] = [weights_sha256(tmp_path / "rm")]  # equal within rounding, listed
+    run.check_rm(settings, "weak")
+    assert json.loads((tmp_path / "results" / "rms.json").read_text())["weak"]["sha256"] == first
+
+
+def test_a_prerequisite_another_driver_failed_to_build_fails_here(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    settings = {"rms": {"weak": {"path": "rm", "build": "x"}}, "filter": {"output": "f.jsonl"}}
+    monkeypatch.setattr(run, "ROOT", tmp_path)
+    other = run.Foreign(tmp_path / "rm-weak.lock")
+    assert other.poll() == 0  # its lock is free: it ended, exit status unknown
+    assert run.prereq_failed(settings, "rm:weak", other, stopped=False)  # and left no RM
+    assert not run.prereq_failed(settings, "rm:weak", other, stopped=True)  # stopped at the deadline: resumes
+    (tmp_path / "rm").mkdir()
+    (tmp_path / "rm" / "cooper_rm.json").write_text("{}")
+    assert not run.prereq_failed(settings, "rm:weak", other, stopped=False)
+    assert run.prereq_failed(settings, "rm:weak", SimpleNamespace(returncode=1), stopped=False)

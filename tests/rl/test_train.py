@@ -122,6 +122,11 @@ def test_periodic_evaluation_of_policy_and_rm(assets, tmp_path, one_thread):
         ((name, res),) = e["policy"].items()
         assert res["n_problems"] == 4 and 0 <= res["avg@k_strict"] <= 1
         assert e["rm"]["n"] == 8 and 0 <= e["rm"]["accuracy"] <= 1
+        # the per-row scores behind it, in the data's order (paired CIs across evaluations)
+        rows = json.loads((tmp_path / "run" / "eval" / f"step-{e['step']}" / "rm_scores.json").read_text())
+        assert rows["labels"] == [1, 0] * 4 and len(rows["scores"]) == 8
+        right = [(s >= 0.5) == bool(y) for s, y in zip(rows["scores"], rows["labels"])]
+        assert sum(right) / 8 == e["rm"]["accuracy"]
     assert (tmp_path / "run" / "eval" / "step-2" / "samples.jsonl").is_file()
 
 

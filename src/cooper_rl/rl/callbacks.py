@@ -38,7 +38,7 @@ from pathlib import Path
 import torch
 from transformers import TrainerCallback
 
-from cooper_rl.io import append_jsonl
+from cooper_rl.io import append_jsonl, atomic_write_json
 from cooper_rl.rl.trl_internals import wrap_trainer_method
 
 TIMED = ("generation", "old_logprobs", "ref_logprobs", "reward")  # measured directly by the wrappers
@@ -358,7 +358,14 @@ class EvalCallback(TrainerCallback):
             rec["policy_eval_reused_from"] = reused[1]
         rm = getattr(self.reward, "rm", None)
         if self.rm_rows is not None and rm is not None:
-            rec["rm"] = labelled_metrics(rm, self.rm_rows, batch_size=cfg.rm_batch_size)
+            scores: list[float] = []
+            rec["rm"] = labelled_metrics(rm, self.rm_rows, batch_size=cfg.rm_batch_size, scores=scores)
+            # per row, in rm_eval_data's order: what a CI on the RM's accuracy over training pairs across evaluations
+            atomic_write_json(
+                out / "eval" / f"step-{step}" / "rm_scores.json",
+                {"data": cfg.rm_eval_data, "labels": [r["label"] for r in self.rm_rows], "scores": scores},
+                indent=None,
+            )
         append_jsonl(out / "evals.jsonl", [rec])
         print(
             json.dumps(
