@@ -30,8 +30,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 from cooper_rl.io import atomic_write_json, atomic_write_text, read_jsonl  # noqa: E402
-from cooper_rl.learning_signal import learning_signal  # noqa: E402
-from stats import bootstrap_se, ci95, eval_scores, slope_per_1000  # noqa: E402
+from cooper_rl.learning_signal import group_advantages, learning_signal  # noqa: E402
+from stats import bootstrap_se, ci95, difference, eval_scores, mean, slope_per_1000  # noqa: E402
 
 COLLAPSE = 5.0  # points of held-out accuracy below step 0 (predictions.md §4, issue 67 §6)
 PASSRATES = HERE / "data" / "train_filtered.jsonl.passrates.jsonl"
@@ -130,6 +130,7 @@ def run_report(d: Path, label: str) -> dict:
         "heldout_gain": gains,
         "seconds_per_1k_rollouts": 1000 * sum(t["step_seconds"] for t in timing) / n_rollouts if n_rollouts else None,
         "monitor": monitor_report(d, evals),
+        "finished": finished_run(d),
     }
 
 
@@ -158,9 +159,10 @@ def monitor_report(d: Path, evals: list[dict]) -> dict:
 
 
 def monitor_table(rows: dict) -> str:
-    """The monitor's out-of-sample record over this experiment's runs (not issue 15's): recall on collapsed runs,
-    flags on the others."""
-    own = {n: r for n, r in rows.items() if not n.startswith("i15") and len(r["monitor"]["heldout_mean"]) > 1}
+    """The monitor's out-of-sample record over this experiment's finished runs (not issue 15's): on the runs that
+    collapsed (§4's definition: the last evaluation), whether a flag came at or before their first evaluation that
+    far below step 0; flags on the others."""
+    own = {n: r for n, r in rows.items() if not n.startswith("i15") and r["finished"]}
     lines = [
         "| run | held-out mean by evaluation (step: %) | collapsed | first flag (step) | flagged calls | in time |",
         "|---|---|---|---|---|---|",
@@ -170,14 +172,15 @@ def monitor_table(rows: dict) -> str:
         ev = ", ".join(f"{s}: {v:.1f}" for s, v in sorted(m["heldout_mean"].items(), key=lambda x: int(x[0])))
         lines.append(
             f"| {n} | {ev} | {'yes' if m['collapsed'] else 'no'} | {fmt(m['first_flag'], '{}')} | "
-            f"{m['flagged_calls']} | {'yes' if m['flagged_in_time'] else ('no' if m['first_bad_eval'] else '-')} |"
+            f"{m['flagged_calls']} | {'yes' if m['flagged_in_time'] else ('no' if m['collapsed'] else '-')} |"
         )
-    collapsed = [r["monitor"] for r in own.values() if r["monitor"]["first_bad_eval"] is not None]
-    fine = [r["monitor"] for r in own.values() if r["monitor"]["first_bad_eval"] is None]
+    collapsed = [r["monitor"] for r in own.values() if r["monitor"]["collapsed"]]
+    fine = [r["monitor"] for r in own.values() if not r["monitor"]["collapsed"]]
     lines += [
         "",
-        f"Runs with an evaluation >= {COLLAPSE} points below step 0: {len(collapsed)}, flagged at or before it: "
-        f"{sum(m['flagged_in_time'] for m in collapsed)} (target: all). Runs without: {len(fine)}, flagged anyway: "
+        f"Collapsed runs (last evaluation >= {COLLAPSE} points below step 0, mean of the sets): {len(collapsed)}, "
+        f"flagged at or before their first evaluation that far below: {sum(m['flagged_in_time'] for m in collapsed)} "
+        f"(target: all). Runs that did not collapse: {len(fine)}, flagged anyway: "
         f"{sum(m['first_flag'] is not None for m in fine)} (target: none).",
     ]
     return "\n".join(lines) + "\n"
@@ -234,6 +237,226 @@ def figure(rows: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def finished_run(d: Path) -> bool:
+    """Whether a run's logs reached its max_steps."""
+    summary = d / "rl_summary.json"
+    if not summary.is_file():
+        return False
+    want = json.loads((d / "rl_config.json").read_text())["max_steps"]
+    return json.loads(summary.read_text())["global_step"] >= want
+
+
+def set_mean(scores: dict) -> float:
+    """The mean over evaluation sets of each set's mean per-problem score ({set: {problem: score}})."""
+    return sum(sum(v.values()) / len(v) for v in scores.values()) / len(scores)
+
+
+def interval(per_seed: list[dict | None]) -> dict | None:
+    """{mean, ci95, n_seeds} in points of per-seed scores ({set: {problem: fraction}}, or differences of them): the
+    mean over seeds of set_mean, 95 % interval over seeds and problems (stats.ci95)."""
+    per_seed = [p for p in per_seed if p]
+    if not per_seed:
+        return None
+    by_seed = [100 * set_mean(p) for p in per_seed]
+    points = [{ds: {i: 100 * v for i, v in ps.items()} for ds, ps in p.items()} for p in per_seed]
+    return {"mean": mean(by_seed), "ci95": ci95(by_seed, points), "n_seeds": len(by_seed), "by_seed": by_seed}
+
+
+def per_set(per_seed: list[dict | None]) -> dict:
+    """interval of each evaluation set alone and of their mean ("mean of sets"), keyed by the sets' short names."""
+    sets = sorted({ds for p in per_seed if p for ds in p})
+    out = {set_name(ds): interval([{ds: p[ds]} for p in per_seed if p and ds in p]) for ds in sets}
+    return out | {"mean of sets": interval(per_seed)}
+
+
+def rm_change(d: Path, last: int) -> tuple[float | None, dict | None]:
+    """(change of the RM's accuracy on rm_eval_data from step 0 to `last`, in points; {row: change}) from the
+    per-row scores, or (None, None) where they are missing."""
+    rows = []
+    for step in (0, last):
+        f = d / "eval" / f"step-{step}" / "rm_scores.json"
+        if not f.is_file():
+            return None, None
+        r = json.loads(f.read_text())
+        rows.append([(sc >= 0.5) == bool(y) for sc, y in zip(r["scores"], r["labels"])])
+    diff = {i: 100 * (int(b) - int(a)) for i, (a, b) in enumerate(zip(*rows))}
+    return sum(diff.values()) / len(diff), diff
+
+
+def mechanism(d: Path, cfg: dict) -> dict:
+    """§4's mechanism metric and what else moved (a run with smaller advantages also moves less): share of the
+    positive advantage given to rule-wrong rollouts over the first quarter of reward calls, the mean |advantage|
+    (TRL's formula on the logged rewards), and the mean KL to the reference over the last quarter of steps."""
+    calls = [r.get("signal/pos_adv_to_wrong") for r in read_jsonl(d / "metrics.jsonl", missing_ok=True)]
+    q1 = calls[: max(1, len(calls) // 4)]
+    g = cfg["num_generations"]
+    adv = [
+        abs(a)
+        for c in rollout_calls(d)
+        if len(c) % g == 0
+        for a in group_advantages([r["reward"] for r in c], g, cfg.get("scale_rewards", "group"))
+    ]
+    kl = [r["kl"] for r in read_jsonl(d / "trainer_log.jsonl", missing_ok=True) if r.get("kl") is not None]
+    return {
+        "pos_adv_to_wrong_q1": mean(q1),
+        "mean_abs_advantage": sum(adv) / len(adv) if adv else None,
+        "kl_last_quarter": mean(kl[-max(1, len(kl) // 4) :]) if kl else None,
+    }
+
+
+def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
+    """The §4/§5 comparison in settings.yaml's regime over the finished runs in runs_dir (predictions.md's
+    pre-registrations): per condition, held-out accuracy at the last evaluation, its gain over step 0 and its
+    difference to rule (paired by seed and problem), collapses, the RM's accuracy over training and §4's
+    mechanism; then the pre-registered decisions, once every condition has its three seeds. None without a regime."""
+    regime = settings.get("regime")
+    if regime not in settings["settings"]:
+        return None
+    dirs = {"rule": regime, **{c: c for c in settings.get("conditions", {})}}
+    ends, out = {}, {}
+    for cond, prefix in dirs.items():
+        runs = {s: runs_dir / f"{prefix}-s{s}" for s in range(3)}
+        runs = {s: d for s, d in runs.items() if (d / "rl_config.json").is_file() and finished_run(d)}
+        evals = {s: read_jsonl(d / "evals.jsonl") for s, d in runs.items()}
+        last = {s: ev[-1]["step"] for s, ev in evals.items()}
+        ends[cond] = {s: eval_scores(d, last[s]) for s, d in runs.items()}
+        starts = {s: eval_scores(d, 0) for s, d in runs.items()}
+        monitor = {s: monitor_report(d, evals[s]) for s, d in runs.items()}
+        rm = {s: rm_change(d, last[s]) for s, d in runs.items()}
+        rm_acc: dict[int, list] = {}
+        for ev in evals.values():
+            for e in ev:
+                if e.get("rm"):
+                    rm_acc.setdefault(e["step"], []).append(100 * e["rm"]["accuracy"])
+        with_rm = [s for s in runs if rm[s][1] is not None]
+        cfgs = {s: json.loads((d / "rl_config.json").read_text()) for s, d in runs.items()}
+        out[cond] = {
+            "runs": [d.name for d in runs.values()],
+            "seeds": sorted(runs),
+            "rm_sha256": sorted({c.get("rm_sha256") for c in cfgs.values() if c.get("rm_sha256")}),
+            "end": per_set(list(ends[cond].values())),
+            "gain": per_set([difference(ends[cond][s], starts[s]) for s in runs if starts[s]]),
+            "vs_rule": per_set([difference(ends[cond][s], ends["rule"][s]) for s in runs if s in ends.get("rule", {})])
+            if cond != "rule"
+            else None,
+            "collapsed": [s for s in runs if monitor[s]["collapsed"]],
+            "builtin_gain_by_seed": {
+                s: rows[d.name]["heldout_gain"].get("built-in test", {}).get("gain")
+                for s, d in runs.items()
+                if d.name in rows
+            },  # fmt: skip
+            "rm_accuracy_by_step": {st: mean(v) for st, v in sorted(rm_acc.items())},
+            "rm_change": {
+                "mean": mean(rm[s][0] for s in with_rm),
+                "by_seed": {s: rm[s][0] for s in with_rm},
+                "ci95": ci95([rm[s][0] for s in with_rm], [rm[s][1] for s in with_rm]) if with_rm else None,
+            },
+            "mechanism": {s: mechanism(d, cfgs[s]) for s, d in runs.items()},
+            "train_slope_by_seed": {
+                s: rows[d.name]["train_accuracy_slope_per_1k"] for s, d in runs.items() if d.name in rows
+            },  # fmt: skip
+        }
+    return {"regime": regime, "conditions": out, "decisions": decisions(out)}
+
+
+def decisions(c: dict) -> dict:
+    """The pre-registered decisions (predictions.md §4 and §5), each None until its conditions have seeds 0-2."""
+    done = lambda *names: all(c.get(n, {}).get("seeds") == [0, 1, 2] for n in names)  # noqa: E731
+    out: dict = {"section4": None, "section5": None}
+    if done("cooper_paper", "cooper_paper_noscale"):
+        q1 = {n: {s: m["pos_adv_to_wrong_q1"] for s, m in c[n]["mechanism"].items()} for n in ("cooper_paper", "cooper_paper_noscale")}  # fmt: skip
+        lower = [s for s in range(3) if None not in (q1["cooper_paper_noscale"][s], q1["cooper_paper"][s]) and q1["cooper_paper_noscale"][s] < q1["cooper_paper"][s]]  # fmt: skip
+        col_p, col_n = len(c["cooper_paper"]["collapsed"]), len(c["cooper_paper_noscale"]["collapsed"])
+        p = {"1_noscale_lower_pos_adv_to_wrong": len(lower) == 3, "2_noscale_no_collapse": col_n == 0, "3_paper_collapses": col_p >= 1}  # fmt: skip
+        if col_p == 0:
+            verdict = "no effect on collapse can show (cooper_paper collapsed in no seed): prediction 1 alone is tested"
+        elif p["1_noscale_lower_pos_adv_to_wrong"] and p["2_noscale_no_collapse"] and col_n < col_p:
+            verdict = "supported"
+        elif col_n >= col_p or 3 - len(lower) >= 2:
+            verdict = "refuted"
+        else:
+            verdict = "neither supported nor refuted"
+        out["section4"] = {"predictions": p, "seeds_lower": lower, "collapsed": {"cooper_paper": col_p, "cooper_paper_noscale": col_n}, "verdict": verdict}  # fmt: skip
+    if done("rule", "model", "model_strong", "cooper_paper", "cooper_ref_bin"):
+        targets = {}
+        for n in ("cooper_paper", "cooper_ref_bin"):
+            d = c[n]["vs_rule"]["mean of sets"]
+            targets[n] = {
+                "a_ordering": len(c["model"]["collapsed"]) >= 2 and not c[n]["collapsed"],
+                "b_rule_plus_2": bool(d and d["mean"] >= 2 and d["ci95"] and d["ci95"][0] > 0),
+            }
+        within3 = lambda n: abs(c[n]["vs_rule"]["mean of sets"]["mean"]) <= 3  # noqa: E731
+        rm_ref = c["cooper_ref_bin"]["rm_change"]["mean"]
+        paper_by_seed = c["cooper_paper"]["rm_change"]["by_seed"].values()
+        out["section5"] = {
+            "targets": targets,
+            "predictions": {
+                "1_model_collapses": len(c["model"]["collapsed"]) >= 1,
+                "2_model_strong_fine": not c["model_strong"]["collapsed"] and within3("model_strong"),
+                "3_cooper_ref_bin_fine": not c["cooper_ref_bin"]["collapsed"] and within3("cooper_ref_bin"),
+                "4_rm_accuracy": sum(v < 0 for v in paper_by_seed if v is not None) >= 2
+                and rm_ref is not None
+                and rm_ref >= -2,
+            },
+        }
+    return out
+
+
+def comparison_table(comp: dict | None) -> str:
+    """The comparison (markdown), or why there is none yet."""
+    if comp is None:
+        return "No comparison yet: settings.yaml's `regime` is not set (the sweep picks it).\n"
+
+    def cell(x):
+        if not x:
+            return "-"
+        ci = x["ci95"]
+        return f"{x['mean']:.1f}" + (f" ({ci[0]:.1f}, {ci[1]:.1f})" if ci else "")
+
+    def signed(x):
+        if not x:
+            return "-"
+        ci = x["ci95"]
+        return f"{x['mean']:+.1f}" + (f" ({ci[0]:+.1f}, {ci[1]:+.1f})" if ci else "")
+
+    lines = [
+        f"Regime `{comp['regime']}`; finished runs only; 95 % CIs over seeds and problems.",
+        "",
+        "| condition | seeds | collapsed | built-in test | SVAMP | GSM8K | mean of sets | gain over step 0 (mean of sets) | built-in gain | − rule (mean of sets) | RM accuracy: start → end (change, 95 % CI) | pos. advantage to wrong, 1st quarter | mean abs advantage | KL, last quarter |",  # noqa: E501
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for n, r in comp["conditions"].items():
+        if not r["seeds"]:
+            lines.append(f"| {n} | 0 |" + " - |" * 12)
+            continue
+        acc = r["rm_accuracy_by_step"]
+        ch = r["rm_change"]
+        rm = "-"
+        if acc:
+            steps = sorted(acc, key=int)
+            rm = f"{acc[steps[0]]:.1f} → {acc[steps[-1]]:.1f}"
+            if ch["mean"] is not None:
+                rm += f" ({ch['mean']:+.1f}" + (
+                    f", {ch['ci95'][0]:+.1f} … {ch['ci95'][1]:+.1f})" if ch["ci95"] else ")"
+                )
+        mech = r["mechanism"].values()
+        m = lambda k, form, mech=mech: fmt(mean(x[k] for x in mech), form)  # noqa: E731
+        lines.append(
+            f"| {n} | {len(r['seeds'])} | {len(r['collapsed'])} | {cell(r['end'].get('built-in test'))} | "
+            f"{cell(r['end'].get('SVAMP'))} | {cell(r['end'].get('GSM8K'))} | {cell(r['end']['mean of sets'])} | "
+            f"{signed(r['gain']['mean of sets'])} | {signed(r['gain'].get('built-in test'))} | "
+            f"{signed((r['vs_rule'] or {}).get('mean of sets'))} | {rm} | "
+            f"{m('pos_adv_to_wrong_q1', '{:.2f}')} | {m('mean_abs_advantage', '{:.2f}')} | {m('kl_last_quarter', '{:.4f}')} |"
+        )
+    shas = {n: r["rm_sha256"] for n, r in comp["conditions"].items() if len(r["rm_sha256"]) > 1}
+    if shas:
+        lines += ["", f"**Runs of one condition started from different RMs:** {shas}"]
+    d = comp["decisions"]
+    lines += ["", "§4 (pre-registered): " + (json.dumps(d["section4"]) if d["section4"] else "waiting for 3 seeds of both arms")]  # fmt: skip
+    lines += ["", "§5 (pre-registered): " + (json.dumps(d["section5"]) if d["section5"] else "waiting for 3 seeds of every condition")]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
 def fmt(x, form="{:.1f}") -> str:
     """A number for the table, '-' for None."""
     return "-" if x is None else form.format(x)
@@ -282,11 +505,18 @@ def main():
         results / "summary.json",
         {k: {x: y for x, y in r.items() if not x.endswith("_curve")} for k, r in rows.items()},
     )
+    import yaml
+
+    comp = comparison(yaml.safe_load((HERE / "settings.yaml").read_text()), results / "runs", rows)
+    if comp is not None:
+        atomic_write_json(results / "comparison.json", comp)
     figure(rows, results / "learning.png")
     atomic_write_text(
         results / "table.md",
         "# Regime sweep (rule reward; generated by report.py)\n\n"
         + table(rows)
+        + "\n## The comparison where RL learns (§4, §5)\n\n"
+        + comparison_table(comp)
         + "\n## The monitor, out of sample (thresholds frozen in monitor.yaml)\n\n"
         + monitor_table(rows),
     )

@@ -261,6 +261,7 @@ def copy_logs(out: Path) -> None:
         for f in ("rl_config.json", "rl_summary.json"):
             if (out / f).is_file():
                 shutil.copy(out / f, tmp / f)
+        trainer_log(out, tmp, previous=dst / "trainer_log.jsonl")
         if (out / "rollouts.jsonl").is_file():
             (tmp / "rollouts.jsonl.gz").write_bytes(gzip.compress(whole_lines(out / "rollouts.jsonl"), mtime=0))
         for e in sorted((out / "eval").glob("step-*")):
@@ -271,6 +272,30 @@ def copy_logs(out: Path) -> None:
                 shutil.copy(e / "summary.json", tmp / "eval" / e.name / "summary.json")
                 if (e / "rm_scores.json").is_file():  # the RM's per-row scores on rm_eval_data
                     shutil.copy(e / "rm_scores.json", tmp / "eval" / e.name / "rm_scores.json")
+
+
+TRAINER_LOG_KEYS = ("step", "kl", "entropy", "grad_norm", "loss", "learning_rate", "reward_std", "frac_reward_zero_std")
+
+
+def trainer_log(out: Path, dst: Path, previous: Path | None = None) -> None:
+    """TRL's own per-step log (KL to the reference, entropy, gradient norm, ...) from the run's newest checkpoint, as
+    dst/trainer_log.jsonl (the run dir keeps it only inside checkpoints); without a readable checkpoint, `previous`
+    (the last copy) is kept."""
+
+    def step_of(p: Path) -> int:
+        tail = p.name.split("-", 1)[1]
+        return int(tail) if tail.isdigit() else -1
+
+    for ckpt in sorted(out.glob("checkpoint-*"), key=step_of, reverse=True):
+        try:
+            history = json.loads((ckpt / "trainer_state.json").read_text())["log_history"]
+        except (OSError, ValueError, KeyError):
+            continue  # a checkpoint being written: the next copy takes it
+        rows = [{k: h[k] for k in TRAINER_LOG_KEYS if k in h} for h in history if "step" in h and "loss" in h]
+        (dst / "trainer_log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return
+    if previous is not None and previous.is_file():
+        shutil.copy(previous, dst / "trainer_log.jsonl")
 
 
 def take_lock(path: Path) -> int | None:

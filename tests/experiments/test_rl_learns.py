@@ -235,3 +235,115 @@ def test_a_prerequisite_another_driver_failed_to_build_fails_here(tmp_path, monk
     (tmp_path / "rm" / "cooper_rm.json").write_text("{}")
     assert not run.prereq_failed(settings, "rm:weak", other, stopped=False)
     assert run.prereq_failed(settings, "rm:weak", SimpleNamespace(returncode=1), stopped=False)
+
+
+def test_trl_log_is_kept_from_the_newest_checkpoint(tmp_path):
+    out, dst = tmp_path / "run", tmp_path / "copy"
+    dst.mkdir()
+    for step, kl in ((5, 0.1), (10, 0.2)):
+        (out / f"checkpoint-{step}").mkdir(parents=True)
+        history = [{"step": s, "loss": 0.0, "kl": kl, "epoch": 1.0} for s in range(1, step + 1)]
+        history.append({"step": step, "train_runtime": 9.0})  # TRL's end-of-train record: no loss, not a step
+        (out / f"checkpoint-{step}" / "trainer_state.json").write_text(json.dumps({"log_history": history}))
+    (out / "checkpoint-12").mkdir()  # being written: no state yet
+    run.trainer_log(out, dst)
+    rows = [json.loads(x) for x in (dst / "trainer_log.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == list(range(1, 11)) and rows[0] == {"step": 1, "kl": 0.2, "loss": 0.0}
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    run.trainer_log(tmp_path / "none", fresh, previous=dst / "trainer_log.jsonl")  # no checkpoint: the last copy
+    assert (fresh / "trainer_log.jsonl").read_text() == (dst / "trainer_log.jsonl").read_text()
+
+
+def _fake_run(d: Path, acc_end: float, pos_wrong: float, rm_right_end: int, finished: bool = True, scale="group"):
+    """A finished 2-step run dir: three evaluation sets of 4 problems (score 0.5 at step 0, acc_end at the end; the
+    mean of sets moves as acc_end), an RM that gets 4 of 4 labelled rows right at step 0 and rm_right_end at the end."""
+    d.mkdir(parents=True)
+    cfg = {"max_steps": 2, "num_generations": 2, "prompts_per_step": 1, "learning_rate": 1e-5, "scale_rewards": scale}
+    (d / "rl_config.json").write_text(json.dumps(cfg | {"rm_sha256": "abc"}))
+    (d / "rl_summary.json").write_text(json.dumps({"global_step": 2 if finished else 1}))
+    sets = ["builtin:test:300:1,2", "x/svamp_heldout.jsonl", "x/gsm8k_test.jsonl"]
+    evals = []
+    for step, acc in ((0, 0.5), (2, acc_end)):
+        e = d / "eval" / f"step-{step}"
+        e.mkdir(parents=True)
+        rows = [{"dataset": s, "id": i, "correct": i < 4 * acc} for s in sets for i in range(4)]
+        (e / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        right = 4 if step == 0 else rm_right_end
+        labels = [1, 0, 1, 0]
+        scores = [float(y) if i < right else 1.0 - y for i, y in enumerate(labels)]
+        (e / "rm_scores.json").write_text(json.dumps({"labels": labels, "scores": scores}))
+        evals.append({"step": step, "policy": {s: {"avg@k_strict": acc} for s in sets}, "rm": {"accuracy": right / 4}})
+    (d / "evals.jsonl").write_text("".join(json.dumps(e) + "\n" for e in evals))
+    (d / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "signal/pos_adv_to_wrong": pos_wrong}) + "\n" for s in (1, 2)))  # fmt: skip
+    rollouts = [{"step": s, "reward": r, "verdict": bool(r > 0.5)} for s in (1, 2) for r in (0.2, 0.6)]
+    (d / "rollouts.jsonl.gz").write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rollouts).encode()))
+    (d / "trainer_log.jsonl").write_text('{"step": 1, "kl": 0.01}\n{"step": 2, "kl": 0.03}\n')
+
+
+def test_the_comparison_and_its_preregistered_decisions(tmp_path):
+    settings = yaml.safe_load((HERE / "settings.yaml").read_text())
+    settings["regime"] = "b64"
+    runs = tmp_path / "runs"
+    for s in range(3):
+        _fake_run(runs / f"b64-s{s}", acc_end=0.75, pos_wrong=0.0, rm_right_end=4)
+        _fake_run(runs / f"model-s{s}", acc_end=0.25 if s < 2 else 0.5, pos_wrong=0.9, rm_right_end=4)
+        _fake_run(runs / f"model_strong-s{s}", acc_end=0.75, pos_wrong=0.1, rm_right_end=4)
+        _fake_run(runs / f"cooper_paper-s{s}", acc_end=0.25 if s == 0 else 0.75, pos_wrong=0.8, rm_right_end=2)
+        _fake_run(runs / f"cooper_paper_noscale-s{s}", acc_end=0.75, pos_wrong=0.3, rm_right_end=4, scale="none")
+        _fake_run(runs / f"cooper_ref_bin-s{s}", acc_end=0.75, pos_wrong=0.0, rm_right_end=4, finished=s < 2)
+    rows = {d.name: report.run_report(d, d.name) for d in sorted(runs.iterdir())}
+    c = report.comparison(settings, runs, rows)
+    rule, model, paper = (c["conditions"][n] for n in ("rule", "model", "cooper_paper"))
+    assert rule["seeds"] == [0, 1, 2] and c["conditions"]["cooper_ref_bin"]["seeds"] == [0, 1]  # unfinished: out
+    assert rule["end"]["mean of sets"]["mean"] == 75.0 and rule["end"]["built-in test"]["mean"] == 75.0
+    assert rule["gain"]["mean of sets"]["mean"] == 25.0 and rule["vs_rule"] is None
+    assert model["vs_rule"]["mean of sets"]["by_seed"] == [-50.0, -50.0, -25.0]
+    lo, hi = model["vs_rule"]["mean of sets"]["ci95"]
+    assert lo < -125 / 3 < hi  # t over 3 seeds and the problems: wide
+    assert model["collapsed"] == [0, 1] and paper["collapsed"] == [0]  # 25 points below step 0's 50 %
+    assert paper["rm_change"]["by_seed"] == {0: -50.0, 1: -50.0, 2: -50.0} and paper["rm_accuracy_by_step"] == {0: 100.0, 2: 50.0}  # fmt: skip
+    assert paper["mechanism"][0]["pos_adv_to_wrong_q1"] == 0.8 and paper["mechanism"][0]["kl_last_quarter"] == 0.03
+    noscale = c["conditions"]["cooper_paper_noscale"]["mechanism"][0]["mean_abs_advantage"]
+    assert abs(noscale - 0.2) < 1e-9  # rewards 0.2, 0.6 unscaled: |A| = 0.2
+    assert abs(paper["mechanism"][0]["mean_abs_advantage"] - 0.2 / (0.4 / 2**0.5 + 1e-4)) < 1e-6  # std-scaled
+    d4 = c["decisions"]["section4"]
+    assert d4["verdict"] == "supported" and d4["seeds_lower"] == [0, 1, 2]
+    assert c["decisions"]["section5"] is None  # cooper_ref_bin has 2 of its 3 seeds
+    _fake_run(runs / "cooper_paper_noscale-s9", acc_end=0.75, pos_wrong=0.3, rm_right_end=4)  # not a planned seed
+    table = report.comparison_table(c)
+    assert "| cooper_paper | 3 | 1 |" in table and "supported" in table
+    # the §4 intervention refuted: the unscaled arm collapses as often
+    for s in range(3):
+        shutil_rmtree(runs / f"cooper_paper_noscale-s{s}")
+        _fake_run(runs / f"cooper_paper_noscale-s{s}", acc_end=0.25 if s == 1 else 0.75, pos_wrong=0.3, rm_right_end=4)
+    c = report.comparison(settings, runs, rows)
+    assert c["decisions"]["section4"]["verdict"] == "refuted"
+    settings["regime"] = None
+    assert report.comparison(settings, runs, rows) is None and "regime" in report.comparison_table(None)
+
+
+def shutil_rmtree(p):
+    import shutil
+
+    shutil.rmtree(p)
+
+
+def test_the_monitor_table_counts_finished_runs_by_the_preregistered_collapse():
+    def row(collapsed, first_flag, in_time, finished=True, bad=None):
+        m = {"heldout_mean": {0: 20.0, 50: 10.0 if collapsed else 19.0}, "collapsed": collapsed, "first_flag": first_flag,
+             "flagged_calls": int(first_flag is not None), "flagged_in_time": in_time, "first_bad_eval": bad}  # fmt: skip
+        return {"monitor": m, "finished": finished}
+
+    rows = {
+        "i15 rule (issue 15) s0": row(True, None, False),  # issue 15's: not out of sample
+        "a-s0": row(True, 10, True, bad=50),
+        "b-s0": row(True, None, False, bad=50),
+        "c-s0": row(False, 5, False, bad=25),  # dipped at the middle, recovered: not collapsed, and flagged
+        "d-s0": row(False, None, False),
+        "e-s0": row(True, None, False, finished=False),  # still running
+    }
+    t = report.monitor_table(rows)
+    assert "| a-s0 |" in t and "| e-s0 |" not in t and "i15" not in t
+    assert "Collapsed runs (last evaluation >= 5.0 points below step 0, mean of the sets): 2" in t
+    assert "that far below: 1 (target: all). Runs that did not collapse: 2, flagged anyway: 1" in t
