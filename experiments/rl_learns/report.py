@@ -131,6 +131,7 @@ def run_report(d: Path, label: str) -> dict:
         "seconds_per_1k_rollouts": 1000 * sum(t["step_seconds"] for t in timing) / n_rollouts if n_rollouts else None,
         "monitor": monitor_report(d, evals),
         "finished": finished_run(d),
+        "peak_rss_gb": max((t["peak_rss_gb"] for t in timing if t.get("peak_rss_gb")), default=None),
     }
 
 

@@ -90,6 +90,7 @@ def test_rule_mode_run_rl(assets, tmp_path, one_thread):
     )
     timing = [json.loads(x) for x in (tmp_path / "timing.jsonl").read_text().splitlines()]
     assert [t["step"] for t in timing] == [1, 2]
+    assert 0.1 < timing[0]["peak_rss_gb"] <= timing[1]["peak_rss_gb"] < 24  # a peak: never falls
     for t in timing:  # every phase measured, none negative, and together they fit in the step
         assert t["generation"] > 0 and t["ref_logprobs"] > 0 and t["policy_update"] > 0 and t["reward"] > 0
         assert t["reward/verify"] > 0 and t["reward/rm_update"] == 0 and 0 < t["completion_tokens"] <= 8 * 12

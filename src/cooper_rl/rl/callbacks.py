@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -119,8 +120,19 @@ class StepProfiler(TrainerCallback):
         rec.update({k: int(a.get(k, 0)) for k in ("prompt_tokens", "completion_tokens", "padded_tokens")})
         rec["other"] = rec["step_seconds"] - sum(rec[k] for k in (*TIMED, "policy_update"))
         rec["torch_threads"] = torch.get_num_threads()  # runs side by side get fewer: their steps take longer
+        rec["peak_rss_gb"] = peak_rss_gb()  # what two runs side by side need of the machine's memory
         if self.path is not None and state.is_world_process_zero:
             append_jsonl(self.path, [rec])
+
+
+def peak_rss_gb() -> float | None:
+    """This process's peak resident memory so far, in GB (None where the OS does not say)."""
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return None
+    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kB on Linux (bytes on macOS)
+    return round(kb / (1024**3 if sys.platform == "darwin" else 1024**2), 3)
 
 
 class CompactConsole(TrainerCallback):
