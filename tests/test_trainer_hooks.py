@@ -141,7 +141,8 @@ def test_a_checkpoint_is_not_the_end_when_more_epochs_are_asked(tmp_path):
     first = _tiny_trainer(tmp_path / "a", num_train_epochs=1.5)
     first.train()
     last = tmp_path / "a" / "checkpoint-6"
-    assert reached_the_end(first.args, last)
-    assert not reached_the_end(_tiny_trainer(tmp_path / "b", num_train_epochs=3).args, last)
-    assert not reached_the_end(_tiny_trainer(tmp_path / "b", max_steps=8).args, last)
-    assert reached_the_end(_tiny_trainer(tmp_path / "b", max_steps=5).args, last)
+    assert reached_the_end(first, last)
+    for more in ({"num_train_epochs": 2}, {"num_train_epochs": 3}, {"max_steps": 8}):  # 8, 12, 8 steps
+        assert not reached_the_end(_tiny_trainer(tmp_path / "b", **more), last), more
+    assert reached_the_end(_tiny_trainer(tmp_path / "b", max_steps=5), last)
+    assert reached_the_end(_tiny_trainer(tmp_path / "b", num_train_epochs=1), last)  # 4 steps

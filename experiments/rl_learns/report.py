@@ -249,13 +249,14 @@ def finished_run(d: Path) -> bool:
 
 def set_mean(scores: dict) -> float:
     """The mean over evaluation sets of each set's mean per-problem score ({set: {problem: score}})."""
-    return sum(sum(v.values()) / len(v) for v in scores.values()) / len(scores)
+    sets = [v for v in scores.values() if v]
+    return sum(sum(v.values()) / len(v) for v in sets) / len(sets)
 
 
 def interval(per_seed: list[dict | None]) -> dict | None:
     """{mean, ci95, n_seeds} in points of per-seed scores ({set: {problem: fraction}}, or differences of them): the
     mean over seeds of set_mean, 95 % interval over seeds and problems (stats.ci95)."""
-    per_seed = [p for p in per_seed if p]
+    per_seed = [p for p in per_seed if p and any(p.values())]
     if not per_seed:
         return None
     by_seed = [100 * set_mean(p) for p in per_seed]
@@ -297,8 +298,10 @@ def mechanism(d: Path, cfg: dict) -> dict:
         if len(c) % g == 0
         for a in group_advantages([r["reward"] for r in c], g, cfg.get("scale_rewards", "group"))
     ]
-    kl = [r["kl"] for r in read_jsonl(d / "trainer_log.jsonl", missing_ok=True) if r.get("kl") is not None]
+    log = [r for r in read_jsonl(d / "trainer_log.jsonl", missing_ok=True) if r.get("kl") is not None]
+    kl = [r["kl"] for r in log]
     return {
+        "kl_logged_to_step": log[-1]["step"] if log else None,  # TRL's log comes from the newest checkpoint
         "pos_adv_to_wrong_q1": mean(q1),
         "mean_abs_advantage": sum(adv) / len(adv) if adv else None,
         "kl_last_quarter": mean(kl[-max(1, len(kl) // 4) :]) if kl else None,
@@ -326,9 +329,8 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
         rm = {s: rm_change(d, last[s]) for s, d in runs.items()}
         rm_acc: dict[int, list] = {}
         for ev in evals.values():
-            for e in ev:
-                if e.get("rm"):
-                    rm_acc.setdefault(e["step"], []).append(100 * e["rm"]["accuracy"])
+            for step, e in {e["step"]: e for e in ev if e.get("rm")}.items():  # once per step (the last, if resumed)
+                rm_acc.setdefault(step, []).append(100 * e["rm"]["accuracy"])
         with_rm = [s for s in runs if rm[s][1] is not None]
         cfgs = {s: json.loads((d / "rl_config.json").read_text()) for s, d in runs.items()}
         out[cond] = {
@@ -336,8 +338,14 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
             "seeds": sorted(runs),
             "rm_sha256": sorted({c.get("rm_sha256") for c in cfgs.values() if c.get("rm_sha256")}),
             "end": per_set(list(ends[cond].values())),
-            "gain": per_set([difference(ends[cond][s], starts[s]) for s in runs if starts[s]]),
-            "vs_rule": per_set([difference(ends[cond][s], ends["rule"][s]) for s in runs if s in ends.get("rule", {})])
+            "gain": per_set([difference(ends[cond][s], starts[s]) for s in runs if starts[s] and ends[cond][s]]),
+            "vs_rule": per_set(
+                [
+                    difference(ends[cond][s], ends["rule"][s])
+                    for s in runs
+                    if ends[cond][s] and ends.get("rule", {}).get(s)
+                ]
+            )
             if cond != "rule"
             else None,
             "collapsed": [s for s in runs if monitor[s]["collapsed"]],
@@ -365,19 +373,28 @@ def decisions(c: dict) -> dict:
     done = lambda *names: all(c.get(n, {}).get("seeds") == [0, 1, 2] for n in names)  # noqa: E731
     out: dict = {"section4": None, "section5": None}
     if done("cooper_paper", "cooper_paper_noscale"):
-        q1 = {n: {s: m["pos_adv_to_wrong_q1"] for s, m in c[n]["mechanism"].items()} for n in ("cooper_paper", "cooper_paper_noscale")}  # fmt: skip
-        lower = [s for s in range(3) if None not in (q1["cooper_paper_noscale"][s], q1["cooper_paper"][s]) and q1["cooper_paper_noscale"][s] < q1["cooper_paper"][s]]  # fmt: skip
+        q1 = {n: [c[n]["mechanism"][s]["pos_adv_to_wrong_q1"] for s in range(3)] for n in ("cooper_paper", "cooper_paper_noscale")}  # fmt: skip
         col_p, col_n = len(c["cooper_paper"]["collapsed"]), len(c["cooper_paper_noscale"]["collapsed"])
-        p = {"1_noscale_lower_pos_adv_to_wrong": len(lower) == 3, "2_noscale_no_collapse": col_n == 0, "3_paper_collapses": col_p >= 1}  # fmt: skip
-        if col_p == 0:
-            verdict = "no effect on collapse can show (cooper_paper collapsed in no seed): prediction 1 alone is tested"
-        elif p["1_noscale_lower_pos_adv_to_wrong"] and p["2_noscale_no_collapse"] and col_n < col_p:
-            verdict = "supported"
-        elif col_n >= col_p or 3 - len(lower) >= 2:
-            verdict = "refuted"
+        if None in q1["cooper_paper"] + q1["cooper_paper_noscale"]:  # a missing log is not a failed prediction
+            verdict, lower, p = "undetermined: pos_adv_to_wrong missing for a seed", None, None
         else:
-            verdict = "neither supported nor refuted"
-        out["section4"] = {"predictions": p, "seeds_lower": lower, "collapsed": {"cooper_paper": col_p, "cooper_paper_noscale": col_n}, "verdict": verdict}  # fmt: skip
+            lower = [s for s in range(3) if q1["cooper_paper_noscale"][s] < q1["cooper_paper"][s]]
+            p = {"1_noscale_lower_pos_adv_to_wrong": len(lower) == 3, "2_noscale_no_collapse": col_n == 0, "3_paper_collapses": col_p >= 1}  # fmt: skip
+            fails1 = 3 - len(lower) >= 2
+            if col_p == 0:  # predictions.md: no effect on collapse can show; prediction 1 alone is tested
+                if fails1:
+                    verdict = "refuted (prediction 1 fails in 2 or more seeds)"
+                elif p["1_noscale_lower_pos_adv_to_wrong"]:
+                    verdict = "prediction 1 holds; collapse not testable (cooper_paper collapsed in no seed)"
+                else:
+                    verdict = "prediction 1 fails in 1 seed; collapse not testable (cooper_paper collapsed in no seed)"
+            elif p["1_noscale_lower_pos_adv_to_wrong"] and p["2_noscale_no_collapse"] and col_n < col_p:
+                verdict = "supported"
+            elif col_n >= col_p or fails1:
+                verdict = "refuted"
+            else:
+                verdict = "neither supported nor refuted"
+        out["section4"] = {"predictions": p, "seeds_lower": lower, "pos_adv_to_wrong_q1": q1, "collapsed": {"cooper_paper": col_p, "cooper_paper_noscale": col_n}, "verdict": verdict}  # fmt: skip
     if done("rule", "model", "model_strong", "cooper_paper", "cooper_ref_bin"):
         targets = {}
         for n in ("cooper_paper", "cooper_ref_bin"):
@@ -386,7 +403,7 @@ def decisions(c: dict) -> dict:
                 "a_ordering": len(c["model"]["collapsed"]) >= 2 and not c[n]["collapsed"],
                 "b_rule_plus_2": bool(d and d["mean"] >= 2 and d["ci95"] and d["ci95"][0] > 0),
             }
-        within3 = lambda n: abs(c[n]["vs_rule"]["mean of sets"]["mean"]) <= 3  # noqa: E731
+        within3 = lambda n: bool(c[n]["vs_rule"]["mean of sets"]) and abs(c[n]["vs_rule"]["mean of sets"]["mean"]) <= 3  # noqa: E731
         rm_ref = c["cooper_ref_bin"]["rm_change"]["mean"]
         paper_by_seed = c["cooper_paper"]["rm_change"]["by_seed"].values()
         out["section5"] = {

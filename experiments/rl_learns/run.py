@@ -150,13 +150,15 @@ def prereq_done(settings: dict, job: str) -> bool:
     return (ROOT / settings["rms"][job[3:]]["path"] / "cooper_rm.json").is_file()
 
 
-def check_rm(settings: dict, kind: str) -> None:
-    """Exit unless the RM of `kind` is the one the comparison's runs start from: the sha256 recorded in
+def check_rm(settings: dict, kind: str) -> str | None:
+    """Why the RM of `kind` is not the one the comparison's runs start from (None if it is): the sha256 recorded in
     results/rms.json by its first run (recorded now if none), or one settings.yaml's rms.KIND.also_accept lists."""
     from cooper_rl.io import atomic_write_json, weights_sha256
 
     rm = settings["rms"][kind]
     got = weights_sha256(ROOT / rm["path"])
+    if got is None:
+        return f"{rm['path']} has no model.safetensors: rebuild it ({rm['build']})"
     path = RESULTS / "rms.json"
     record = json.loads(path.read_text()) if path.is_file() else {}
     if kind not in record:
@@ -168,7 +170,7 @@ def check_rm(settings: dict, kind: str) -> None:
         atomic_write_json(path, record)
         print(f"[rl_learns] rm:{kind} is {got[:12]}...: recorded in {path.relative_to(ROOT)} (commit it)", flush=True)
     elif got not in (record[kind]["sha256"], *rm.get("also_accept", [])):
-        sys.exit(
+        return (
             f"{rm['path']} (sha256 {got[:12]}...) is not the rm:{kind} the comparison's runs used "
             f"({record[kind]['sha256'][:12]}..., {path.relative_to(ROOT)}): rebuild it ({rm['build']}), or, if it is "
             "equal within float rounding (experiments/reward_hacking/check_artifacts.py), list it in settings.yaml's "
@@ -191,10 +193,16 @@ def check_schedule(settings: dict, name: str, seed: int) -> None:
         )
 
 
-def prereq_failed(settings: dict, job: str, proc, stopped: bool) -> bool:
-    """Whether a prerequisite job that ended failed: its process (this driver's, or another's: Foreign) exited
-    with an error or left no output, unless the deadline stopped it (it resumes)."""
-    return not stopped and (bool(proc.returncode) or not prereq_done(settings, job))
+def prereq_outcome(settings: dict, job: str, proc, stopped: bool) -> str:
+    """What became of a prerequisite job that ended: "done" (its output is there), "stopped" (by this driver's
+    deadline: the next driver resumes it), "retry" (another process built it, Foreign, and left no output: stopped
+    or failed there; the builds are resumable, so this driver builds it) or "failed" (this driver's process exited
+    with an error or left no output)."""
+    if prereq_done(settings, job) and not proc.returncode:
+        return "done"
+    if stopped:
+        return "stopped"
+    return "retry" if isinstance(proc, Foreign) else "failed"
 
 
 def prereq_command(settings: dict, job: str) -> list[str]:
@@ -397,8 +405,10 @@ def main():
     while todo or running:
         if deadline and time.time() >= deadline:
             todo, wanted = [], []
-            for key, p in running.items():
-                if isinstance(key, str) and not isinstance(p, Foreign) and p.poll() is None:
+            for key, p in list(running.items()):
+                if isinstance(key, str) and isinstance(p, Foreign):
+                    del running[key]  # another driver's build: not this driver's to wait for any more
+                elif isinstance(key, str) and p.poll() is None:
                     os.killpg(p.pid, signal.SIGTERM)  # finished work is kept: the next driver resumes it
         while todo and len(running) < jobs_now(args.jobs):
             job = next((j for j in wanted if j not in running and not prereq_done(settings, j)), None)
@@ -425,8 +435,11 @@ def main():
                 break
             name, seed = ready[0]
             todo.remove(ready[0])
-            if spec(settings, name).get("rm"):
-                check_rm(settings, spec(settings, name)["rm"])
+            why = check_rm(settings, spec(settings, name)["rm"]) if spec(settings, name).get("rm") else None
+            if why:
+                print(f"[rl_learns] {name}:{seed} not started: {why}", flush=True)
+                failed.append((name, seed))
+                continue
             out = RUNS / f"{name}-s{seed}"
             lock = take_lock(Path(f"{out}.lock"))  # held by the run's process: one writer per run dir
             if lock is None:  # a job of an earlier driver: this one waits for it (and copies its logs)
@@ -446,7 +459,11 @@ def main():
             if isinstance(key, str):  # a prerequisite
                 if p.poll() is not None:
                     del running[key]
-                    if prereq_failed(settings, key, p, stopped=bool(deadline and time.time() >= deadline)):
+                    outcome = prereq_outcome(settings, key, p, stopped=bool(deadline and time.time() >= deadline))
+                    if outcome == "retry":
+                        print(f"[rl_learns] {key}: another process stopped building it; building it here", flush=True)
+                        wanted.append(key)
+                    elif outcome == "failed":
                         todo = [r for r in todo if key not in prereqs(settings, r[0])]
                         failed.append(key)
                         print(f"[rl_learns] {key} failed ({p.returncode}): see {RUNS}/{key.replace(':', '-')}.log", flush=True)  # fmt: skip

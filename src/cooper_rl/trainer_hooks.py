@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime
 import json
 import logging
-import math
 import os
 import re
 import signal
@@ -113,7 +112,7 @@ def train_until_signal(trainer, on_signal: SaveOnSignal, resume_from_checkpoint=
     train()'s result. finish_loaded: a checkpoint that already reached the run's end (reached_the_end: a job stopped
     between its last checkpoint and its final save) is loaded, not trained on: the Trainer would take one step more
     (it checks max_steps only after a step); the callbacks' own train-time state (e.g. the last step's metrics) stays empty."""
-    if finish_loaded and resume_from_checkpoint and reached_the_end(trainer.args, resume_from_checkpoint):
+    if finish_loaded and resume_from_checkpoint and reached_the_end(trainer, resume_from_checkpoint):
         on_signal.restore()  # as after train(): a later signal is the default's (the command ends)
         return load_finished(trainer, resume_from_checkpoint)
     if on_signal.requested:  # signalled while loading: stop now rather than after a first step (or evaluation)
@@ -172,16 +171,16 @@ def load_finished(trainer, checkpoint: str | os.PathLike):
     return TrainOutput(trainer.state.global_step, None, {})
 
 
-def reached_the_end(args, checkpoint: str | os.PathLike) -> bool:
-    """Whether a run with these TrainingArguments ends at `checkpoint`'s step: its max_steps where set, else (a run
-    sized in epochs) the total the Trainer computed for the checkpoint's run, if it asked for as many epochs."""
-    state = json.loads((Path(checkpoint) / "trainer_state.json").read_text())
-    if args.max_steps > 0:
-        return args.max_steps <= state["global_step"]
-    # the Trainer stores ceil(num_train_epochs); a fractional epoch count would otherwise train one step past the end
-    return 0 < state.get("max_steps", 0) <= state["global_step"] and state.get("num_train_epochs") == math.ceil(
-        args.num_train_epochs
-    )
+def reached_the_end(trainer, checkpoint: str | os.PathLike) -> bool:
+    """Whether `trainer`'s run ends at `checkpoint`'s step: its max_steps where set, else (a run sized in epochs)
+    the total the Trainer computes for this run's epochs, data and batch size."""
+    step = checkpoint_step(checkpoint)
+    if trainer.args.max_steps > 0:
+        return trainer.args.max_steps <= step
+    # transformers' own count (ceil(epochs x update steps per epoch)); fractional epochs would otherwise take a step
+    # past the end
+    total = trainer.set_initial_training_values(trainer.args, trainer.get_train_dataloader())[-1]
+    return 0 < total <= step
 
 
 def checkpoint_step(checkpoint: str | os.PathLike) -> int:

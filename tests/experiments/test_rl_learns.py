@@ -200,7 +200,6 @@ def test_a_run_dir_made_with_another_schedule_is_not_resumed(tmp_path, monkeypat
 
 
 def test_every_run_of_a_condition_starts_from_the_recorded_rm(tmp_path, monkeypatch):
-    import pytest
     import torch
     from safetensors.torch import save_file
 
@@ -209,32 +208,36 @@ def test_every_run_of_a_condition_starts_from_the_recorded_rm(tmp_path, monkeypa
     monkeypatch.setattr(run, "ROOT", tmp_path)
     (tmp_path / "rm").mkdir()
     save_file({"w": torch.zeros(2)}, tmp_path / "rm" / "model.safetensors")
-    run.check_rm(settings, "weak")  # first use: recorded
+    assert run.check_rm(settings, "weak") is None  # first use: recorded
     first = json.loads((tmp_path / "results" / "rms.json").read_text())["weak"]["sha256"]
-    run.check_rm(settings, "weak")  # the same RM
+    assert run.check_rm(settings, "weak") is None  # the same RM
     save_file({"w": torch.ones(2)}, tmp_path / "rm" / "model.safetensors")  # a rebuild that came out otherwise
-    with pytest.raises(SystemExit, match="not the rm:weak"):
-        run.check_rm(settings, "weak")
+    assert "is not the rm:weak the comparison's runs used" in run.check_rm(settings, "weak")
     from cooper_rl.io import weights_sha256
 
     settings["rms"]["weak"]["also_accept"] = [weights_sha256(tmp_path / "rm")]  # equal within rounding, listed
-    run.check_rm(settings, "weak")
+    assert run.check_rm(settings, "weak") is None
     assert json.loads((tmp_path / "results" / "rms.json").read_text())["weak"]["sha256"] == first
+    (tmp_path / "rm" / "model.safetensors").unlink()
+    assert "has no model.safetensors" in run.check_rm(settings, "weak")
 
 
-def test_a_prerequisite_another_driver_failed_to_build_fails_here(tmp_path, monkeypatch):
+def test_what_became_of_a_prerequisite(tmp_path, monkeypatch):
     from types import SimpleNamespace
 
     settings = {"rms": {"weak": {"path": "rm", "build": "x"}}, "filter": {"output": "f.jsonl"}}
     monkeypatch.setattr(run, "ROOT", tmp_path)
     other = run.Foreign(tmp_path / "rm-weak.lock")
     assert other.poll() == 0  # its lock is free: it ended, exit status unknown
-    assert run.prereq_failed(settings, "rm:weak", other, stopped=False)  # and left no RM
-    assert not run.prereq_failed(settings, "rm:weak", other, stopped=True)  # stopped at the deadline: resumes
+    assert run.prereq_outcome(settings, "rm:weak", other, stopped=False) == "retry"  # no RM: build it here
+    assert run.prereq_outcome(settings, "rm:weak", other, stopped=True) == "stopped"  # at the deadline: resumes
+    own = SimpleNamespace(returncode=0)
+    assert run.prereq_outcome(settings, "rm:weak", own, stopped=False) == "failed"  # exited 0, left no RM
     (tmp_path / "rm").mkdir()
     (tmp_path / "rm" / "cooper_rm.json").write_text("{}")
-    assert not run.prereq_failed(settings, "rm:weak", other, stopped=False)
-    assert run.prereq_failed(settings, "rm:weak", SimpleNamespace(returncode=1), stopped=False)
+    assert run.prereq_outcome(settings, "rm:weak", other, stopped=False) == "done"
+    assert run.prereq_outcome(settings, "rm:weak", own, stopped=False) == "done"
+    assert run.prereq_outcome(settings, "rm:weak", SimpleNamespace(returncode=1), stopped=False) == "failed"
 
 
 def test_trl_log_is_kept_from_the_newest_checkpoint(tmp_path):
@@ -255,9 +258,13 @@ def test_trl_log_is_kept_from_the_newest_checkpoint(tmp_path):
     assert (fresh / "trainer_log.jsonl").read_text() == (dst / "trainer_log.jsonl").read_text()
 
 
-def _fake_run(d: Path, acc_end: float, pos_wrong: float, rm_right_end: int, finished: bool = True, scale="group"):
-    """A finished 2-step run dir: three evaluation sets of 4 problems (score 0.5 at step 0, acc_end at the end; the
+def _fake_run(d: Path, acc_end: float, pos_wrong, rm_right_end: int, finished: bool = True, scale="group"):
+    """A finished 2-step run dir: three evaluation sets of 20 problems (score 0.5 at step 0, acc_end at the end; the
     mean of sets moves as acc_end), an RM that gets 4 of 4 labelled rows right at step 0 and rm_right_end at the end."""
+    import shutil
+
+    if d.exists():
+        shutil.rmtree(d)
     d.mkdir(parents=True)
     cfg = {"max_steps": 2, "num_generations": 2, "prompts_per_step": 1, "learning_rate": 1e-5, "scale_rewards": scale}
     (d / "rl_config.json").write_text(json.dumps(cfg | {"rm_sha256": "abc"}))
@@ -267,7 +274,7 @@ def _fake_run(d: Path, acc_end: float, pos_wrong: float, rm_right_end: int, fini
     for step, acc in ((0, 0.5), (2, acc_end)):
         e = d / "eval" / f"step-{step}"
         e.mkdir(parents=True)
-        rows = [{"dataset": s, "id": i, "correct": i < 4 * acc} for s in sets for i in range(4)]
+        rows = [{"dataset": s, "id": i, "correct": i < 20 * acc} for s in sets for i in range(20)]
         (e / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
         right = 4 if step == 0 else rm_right_end
         labels = [1, 0, 1, 0]
@@ -291,11 +298,13 @@ def test_the_comparison_and_its_preregistered_decisions(tmp_path):
         _fake_run(runs / f"model_strong-s{s}", acc_end=0.75, pos_wrong=0.1, rm_right_end=4)
         _fake_run(runs / f"cooper_paper-s{s}", acc_end=0.25 if s == 0 else 0.75, pos_wrong=0.8, rm_right_end=2)
         _fake_run(runs / f"cooper_paper_noscale-s{s}", acc_end=0.75, pos_wrong=0.3, rm_right_end=4, scale="none")
-        _fake_run(runs / f"cooper_ref_bin-s{s}", acc_end=0.75, pos_wrong=0.0, rm_right_end=4, finished=s < 2)
+        _fake_run(runs / f"cooper_ref_bin-s{s}", acc_end=1.0, pos_wrong=0.0, rm_right_end=4, finished=s < 2)
+    _fake_run(runs / "cooper_paper_noscale-s9", acc_end=0.25, pos_wrong=0.9, rm_right_end=4)  # not a planned seed
     rows = {d.name: report.run_report(d, d.name) for d in sorted(runs.iterdir())}
     c = report.comparison(settings, runs, rows)
     rule, model, paper = (c["conditions"][n] for n in ("rule", "model", "cooper_paper"))
     assert rule["seeds"] == [0, 1, 2] and c["conditions"]["cooper_ref_bin"]["seeds"] == [0, 1]  # unfinished: out
+    assert c["conditions"]["cooper_paper_noscale"]["seeds"] == [0, 1, 2]  # seed 9 is not the design's
     assert rule["end"]["mean of sets"]["mean"] == 75.0 and rule["end"]["built-in test"]["mean"] == 75.0
     assert rule["gain"]["mean of sets"]["mean"] == 25.0 and rule["vs_rule"] is None
     assert model["vs_rule"]["mean of sets"]["by_seed"] == [-50.0, -50.0, -25.0]
@@ -310,23 +319,39 @@ def test_the_comparison_and_its_preregistered_decisions(tmp_path):
     d4 = c["decisions"]["section4"]
     assert d4["verdict"] == "supported" and d4["seeds_lower"] == [0, 1, 2]
     assert c["decisions"]["section5"] is None  # cooper_ref_bin has 2 of its 3 seeds
-    _fake_run(runs / "cooper_paper_noscale-s9", acc_end=0.75, pos_wrong=0.3, rm_right_end=4)  # not a planned seed
     table = report.comparison_table(c)
     assert "| cooper_paper | 3 | 1 |" in table and "supported" in table
-    # the §4 intervention refuted: the unscaled arm collapses as often
+
+    # every condition complete: §5's targets and predictions
+    _fake_run(runs / "cooper_ref_bin-s2", acc_end=1.0, pos_wrong=0.0, rm_right_end=4)
+    d5 = report.comparison(settings, runs, rows)["decisions"]["section5"]
+    assert d5["targets"] == {
+        "cooper_paper": {"a_ordering": False, "b_rule_plus_2": False},  # collapsed in seed 0; -16.7 points
+        "cooper_ref_bin": {"a_ordering": True, "b_rule_plus_2": True},  # +25 points in every seed
+    }
+    assert d5["predictions"] == {
+        "1_model_collapses": True,
+        "2_model_strong_fine": True,
+        "3_cooper_ref_bin_fine": False,  # not within 3 points of rule
+        "4_rm_accuracy": True,  # cooper_paper's RM lost 50 points in every seed; cooper_ref_bin's none
+    }
+
+    # §4 when cooper_paper collapses in no seed: prediction 1 alone is tested
     for s in range(3):
-        shutil_rmtree(runs / f"cooper_paper_noscale-s{s}")
+        _fake_run(runs / f"cooper_paper-s{s}", acc_end=0.75, pos_wrong=0.8, rm_right_end=2)
+    assert report.comparison(settings, runs, rows)["decisions"]["section4"]["verdict"].startswith("prediction 1 holds")
+    _fake_run(runs / "cooper_paper_noscale-s0", acc_end=0.75, pos_wrong=0.85, rm_right_end=4)
+    _fake_run(runs / "cooper_paper_noscale-s1", acc_end=0.75, pos_wrong=0.85, rm_right_end=4)
+    assert report.comparison(settings, runs, rows)["decisions"]["section4"]["verdict"].startswith("refuted")
+    _fake_run(runs / "cooper_paper_noscale-s1", acc_end=0.75, pos_wrong=None, rm_right_end=4)  # a missing log
+    assert report.comparison(settings, runs, rows)["decisions"]["section4"]["verdict"].startswith("undetermined")
+    # refuted: the unscaled arm collapses as often as the paper's
+    for s in range(3):
+        _fake_run(runs / f"cooper_paper-s{s}", acc_end=0.25 if s == 0 else 0.75, pos_wrong=0.8, rm_right_end=2)
         _fake_run(runs / f"cooper_paper_noscale-s{s}", acc_end=0.25 if s == 1 else 0.75, pos_wrong=0.3, rm_right_end=4)
-    c = report.comparison(settings, runs, rows)
-    assert c["decisions"]["section4"]["verdict"] == "refuted"
+    assert report.comparison(settings, runs, rows)["decisions"]["section4"]["verdict"] == "refuted"
     settings["regime"] = None
     assert report.comparison(settings, runs, rows) is None and "regime" in report.comparison_table(None)
-
-
-def shutil_rmtree(p):
-    import shutil
-
-    shutil.rmtree(p)
 
 
 def test_the_monitor_table_counts_finished_runs_by_the_preregistered_collapse():

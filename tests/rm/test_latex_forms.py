@@ -208,6 +208,14 @@ def test_a_reference_that_timed_out_is_recorded_and_retried_only_when_asked(monk
     assert lf.reference_value("x^2", 5.0, cache, retry_timeouts=True) == 7
     assert list(cache.values()) == [True]
     assert lf.reference_value("x^2", 5.0, cache) == 7
+    # the forms that need the value say why they were not made
+    monkeypatch.setattr(lf, "_read", lambda *a: lf.TIMED_OUT)
+    made, why = lf.make_forms("x^3", "q", ("latex:cas",), random.Random(0), 5.0, cache={})
+    assert made == [] and why == {"latex:cas": "reference_timeout"}
+    monkeypatch.setattr(lf, "_read", lambda *a: None)  # unreadable, not slow
+    assert lf.make_forms("x^3", "q", ("latex:cas",), random.Random(0), 5.0, cache={})[1] == {
+        "latex:cas": "not_applicable"
+    }
 
 
 def test_a_rebuild_keeps_the_recorded_timeouts_until_asked_to_retry(tmp_path, monkeypatch):

@@ -81,12 +81,17 @@ def _read(answer: str, timeout: float):
     return next((p for p in parsed if not isinstance(p, str)), None)
 
 
+def parsed_key(ref: str) -> str:
+    """The record's key for whether the CAS read reference `ref`."""
+    return json.dumps(["parsed", ref, None])
+
+
 def reference_value(ref: str, timeout: float, cache: dict | None = None, retry_timeouts: bool = False):
     """parse_value of a reference, with `cache` (as in cas_says) recording whether the CAS read one (True, False, or
     TIMED_OUT), so that a rebuild makes the same forms: a reference recorded as unread or timed out stays unread
     (retry_timeouts: a timed-out one is asked again and its new outcome recorded); one recorded as read but not
     read now (a slow machine) is tried again with 10x the time, then is an error naming it."""
-    key = json.dumps(["parsed", ref, None])
+    key = parsed_key(ref)
     recorded = None if cache is None else cache.get(key)
     if recorded is False or (recorded == TIMED_OUT and not retry_timeouts):
         return None
@@ -389,7 +394,8 @@ def make_forms(
         else:
             form = wrong_form(kind, ref, value, rng)
         if form is None or form.strip() == "":
-            why[cat] = "not_applicable"
+            timed_out = value is None and cache is not None and cache.get(parsed_key(ref)) == TIMED_OUT
+            why[cat] = "reference_timeout" if timed_out else "not_applicable"
             continue
         if kind != "as_given" and form.replace(" ", "") == ref.replace(" ", ""):
             why[cat] = "not_applicable"  # the reference itself, not another form of it
