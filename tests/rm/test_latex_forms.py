@@ -273,3 +273,49 @@ def test_every_form_in_train_mode_makes_the_suites_rows(tmp_path):
     assert len({r["answer_type"] for r in every}) > 4
     with pytest.raises(ValueError, match="latex_forms"):
         rows(latex_forms="two")
+
+
+def test_text_style_traps_are_written_in_the_references_own_text_and_checked_by_the_cas():
+    from cooper_rl.rm.latex_forms import text_negated, text_reciprocal
+
+    assert text_negated("-\\frac{8}{7}") == "\\frac{8}{7}" and text_negated("x^{2}") == "-x^{2}"
+    assert text_negated("y=\\frac{c}{x^{3}}") == "y=-\\frac{c}{x^{3}}" and text_negated("e^{-t}") == "-e^{-t}"
+    assert text_negated("x^{2}-4 x") == "-\\left(x^{2}-4 x\\right)" and text_negated("7,-7") is None
+    assert text_reciprocal("\\frac{3}{4}") == "\\frac{4}{3}" and text_reciprocal("-\\frac{8}{7}") == "-\\frac{7}{8}"
+    assert text_reciprocal("11") == "\\frac{1}{11}" and text_reciprocal("y=2") is None
+    kinds = ("latex_trap:sign", "latex_trap:reciprocal")
+    for ref, want in (("-\\frac{8}{7}", ["\\frac{8}{7}", "-\\frac{7}{8}"]), ("\\frac{3}{4}", ["-\\frac{3}{4}", "\\frac{4}{3}"])):  # fmt: skip
+        made, why = make_forms(ref, "q", kinds, random.Random(0), verify.DEFAULT_TIMEOUT, style="text")
+        assert [y for _, _, y in made] == [0, 0] and why == {}  # the CAS confirms both are wrong
+        assert [f"\\boxed{{{w}}}" in text or f"${w}$" in text for (_, text, _), w in zip(made, want)] == [True, True]
+    cas, _ = make_forms("\\frac{3}{4}", "q", kinds, random.Random(0), verify.DEFAULT_TIMEOUT)  # the CAS's rendering
+    assert "- \\frac{3}{4}" in cas[0][1]
+
+
+def test_mixed_trap_style_writes_half_the_problems_in_text_and_leaves_the_other_forms_alone(tmp_path, monkeypatch):
+    import json
+
+    import cooper_rl.rm.latex_forms as lf
+
+    monkeypatch.setattr(lf, "rules_say", lambda comps, ref, t, cache=None: [{"strict": True}] * len(comps))
+    monkeypatch.setattr(lf, "cas_says", lambda form, ref, *a, **k: form.replace(" ", "") == ref.replace(" ", ""))  # fmt: skip
+    src = tmp_path / "p.jsonl"
+    src.write_text("".join(json.dumps({"question": f"q{i}", "answer": f"\\frac{{{i}}}{{{i + 1}}}"}) + "\n" for i in range(1, 41)))  # fmt: skip
+
+    def build(style):
+        rows, _, _ = lf.latex_rows([str(src)], "all", 20, "suite", 0, 5.0, tmp_path / f"{style}.cache.jsonl", trap_style=style)  # fmt: skip
+        return rows
+
+    cas, mixed = build("cas"), build("mixed")
+    key = lambda r: (r["problem_id"], r["answer_type"])  # noqa: E731
+    traps = ("latex_trap:sign", "latex_trap:reciprocal")
+    differ = {r["problem_id"] for r, m in zip(cas, mixed) if r["answer_type"] in traps and r["completion"] != m["completion"]}  # fmt: skip
+    assert [key(r) for r in cas] == [key(r) for r in mixed]  # the same categories, in the same order
+    assert 10 <= len(differ) <= 30  # about half the problems write these two traps in the reference's text
+    styled = (*traps, "latex_trap:last_sentence")  # its wrong answer may be a sign flip
+    same = [(r, m) for r, m in zip(cas, mixed) if r["answer_type"] not in styled or r["problem_id"] not in differ]
+    assert all(r["completion"] == m["completion"] for r, m in same)  # everything else as in style "cas"
+    import pytest
+
+    with pytest.raises(ValueError, match="trap_style"):
+        lf.latex_rows([str(src)], "all", 20, "suite", 0, 5.0, tmp_path / "x.jsonl", trap_style="text")

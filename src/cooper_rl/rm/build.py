@@ -174,6 +174,14 @@ class RMDataConfig:
             "the cheapest in CAS checks) or all (every category that applies, as --mode suite makes them)."
         },
     )
+    latex_trap_style: str = field(
+        default="cas",
+        metadata={
+            "help": "How the sign-flip and reciprocal traps of --latex_problems are written: cas (the CAS's rendering, "
+            "as the held-out suite has them) or mixed (for a random half of the problems in the reference's own text, "
+            "so that the CAS's style does not mark wrong answers in training data; rm/latex_forms.py)."
+        },
+    )
     latex_split: str = field(
         default="auto",
         metadata={
@@ -561,6 +569,7 @@ def run_rm_data(cfg: RMDataConfig) -> dict:
             cache,
             every_form=cfg.latex_forms == "all",
             retry_timeouts=cfg.cas_retry_timeouts,
+            trap_style=cfg.latex_trap_style,
         )
         gone = [r for r in latex if _norm(r["question"]) in excluded]  # --exclude holds for these rows too
         if gone:

@@ -20,6 +20,12 @@ Wrong forms (label 0), category ``latex_trap:<name>``:
     bracket      an interval with one end's bracket swapped: ( <-> [
     partial      one element of a list of several (one of two roots)
     last_sentence   a wrong final answer followed by the reference in a negation or an aside ("..., not R")
+
+The CAS renders its forms in its own style (``x^{2} - 4 x``), the reciprocal and the sign flip included. Written
+that way, a style marks most wrong forms and few correct ones (only ``cas`` and reordered sums), and an RM can learn
+the style instead of the value. trap_style "mixed" (training data) writes the sign flip and the reciprocal of a
+random half of the problems in the reference's own text instead (``-\frac{8}{7}`` -> ``\frac{8}{7}``,
+``\frac{a}{b}`` -> ``\frac{b}{a}``); the held-out suite keeps the CAS's style ("cas").
 """
 
 from __future__ import annotations
@@ -226,11 +232,55 @@ def correct_form(kind: str, ref: str, value, rng: random.Random) -> str | None:
     raise ValueError(f"unknown correct form {kind!r}: use one of {CORRECT}")
 
 
-def wrong_form(kind: str, ref: str, value, rng: random.Random) -> str | None:
-    """A wrong answer of kind `kind` (WRONG, but last_sentence: see completion) made from the reference, or None."""
+def _top_level_sum(s: str) -> bool:
+    """Whether a LaTeX expression has a + or - outside all brackets and braces after its first character."""
+    depth = 0
+    for i, ch in enumerate(s):
+        depth += 1 if ch in "([{" else -1 if ch in ")]}" else 0
+        if depth == 0 and i > 0 and ch in "+-" and s[i - 1] not in "^_":
+            return True
+    return False
+
+
+def text_negated(ref: str) -> str | None:
+    """The reference negated in its own text (an equation: its right side): '-\\frac{8}{7}' -> '\\frac{8}{7}',
+    'x^2' -> '-x^2', 'a+b' -> '-\\left(a+b\\right)'; None for a list (a top-level comma)."""
+    if top_level_items(ref) != [ref.strip()]:
+        return None
+    head, _, side = ref.rpartition("=") if ref.count("=") == 1 else ("", "", ref)
+    head = f"{head}=" if head else ""
+    side = side.strip()
+    if not side:
+        return None
+    if side.startswith("-") and not _top_level_sum(side[1:].strip()):
+        return head + side[1:].strip()
+    if not _top_level_sum(side):
+        return f"{head}-{side}"
+    return f"{head}-\\left({side}\\right)"
+
+
+def text_reciprocal(ref: str) -> str | None:
+    """1 / the reference in its own text: '\\frac{a}{b}' -> '\\frac{b}{a}' (its sign kept), else '\\frac{1}{ref}'."""
+    m = re.fullmatch(r"(-?)\s*\\frac\{([^{}]*)\}\{([^{}]*)\}", ref.strip())
+    if m:
+        return f"{m.group(1)}\\frac{{{m.group(3)}}}{{{m.group(2)}}}"
+    if top_level_items(ref) != [ref.strip()] or "=" in ref:
+        return None
+    return f"\\frac{{1}}{{{ref.strip()}}}"
+
+
+def wrong_form(kind: str, ref: str, value, rng: random.Random, style: str = "cas") -> str | None:
+    """A wrong answer of kind `kind` (WRONG, but last_sentence: see completion) made from the reference, or None;
+    style "text": the sign flip and the reciprocal in the reference's own text (module docstring), else the CAS's."""
     import sympy
 
     scalar = value is not None and isinstance(value, sympy.Expr) and not isinstance(value, sympy.Tuple)
+    if style == "text" and kind in ("sign", "reciprocal"):
+        if kind == "reciprocal" and not (scalar and value != 0 and value.is_number):
+            return None  # as the CAS's: a number's reciprocal only
+        if kind == "sign" and not (scalar or isinstance(value, sympy.Equality)):
+            return None
+        return text_negated(ref) if kind == "sign" else text_reciprocal(ref)
     if kind == "near":
         nums = list(re.finditer(r"\d+", ref))
         if not nums:
@@ -372,8 +422,10 @@ def make_forms(
     cache: dict | None = None,
     one_per_label: bool = False,
     retry_timeouts: bool = False,
+    style: str = "cas",
 ) -> tuple[list, dict]:
-    """([(category, completion, label)], {category: why not made}) for one reference and the categories `kinds`;
+    """([(category, completion, label)], {category: why not made}) for one reference and the categories `kinds`
+    (style: of the sign flip and the reciprocal, see wrong_form);
     every form is checked by the CAS (module docstring; `cache`: see cas_says). one_per_label: the first correct and
     the first wrong form (in `kinds` order) the CAS confirms, the later kinds of a label not tried (CAS checks of
     long LaTeX answers take seconds). A form the CAS gives no verdict on in time is not made (why: cas_timeout with
@@ -390,9 +442,9 @@ def make_forms(
             form = correct_form(kind, ref, value, rng)
         elif last:  # the first wrong form that applies, in random order
             tries = rng.sample(["near", "sign", "dropped", "partial"], 4)
-            form = next((f for f in (wrong_form(k, ref, value, rng) for k in tries) if f is not None), None)
+            form = next((f for f in (wrong_form(k, ref, value, rng, style) for k in tries) if f is not None), None)
         else:
-            form = wrong_form(kind, ref, value, rng)
+            form = wrong_form(kind, ref, value, rng, style)
         if form is None or form.strip() == "":
             timed_out = value is None and cache is not None and cache.get(parsed_key(ref)) == TIMED_OUT
             why[cat] = "reference_timeout" if timed_out else "not_applicable"
@@ -439,18 +491,22 @@ def latex_rows(
     cache_path: Path,
     every_form: bool = False,
     retry_timeouts: bool = False,
+    trap_style: str = "cas",
 ) -> tuple[list[dict], Counter, Counter]:
     """`cooper rm-data` rows of the latex categories from problem files with LaTeX answers (question, answer): in
     mode train one correct and one wrong form per problem (every_form: every form that applies, as in suite), in
     suite every form that applies; each row carries the rules' verdicts (rules_say) and whether they disagree. The
     CAS's and the rules' verdicts are recorded in cache_path (a killed run resumes; a rebuild from the record asks
-    nothing, see cas_says; retry_timeouts: ask the recorded timeouts again). Also a Counter of forms not made by (category, reason) and of
+    nothing, see cas_says; retry_timeouts: ask the recorded timeouts again). trap_style: "cas", or "mixed" (the sign
+    flip and the reciprocal of a random half of the problems in the reference's own text; module docstring). Also a Counter of forms not made by (category, reason) and of
     problems skipped by reason."""
     from cooper_rl.data import read_records
     from cooper_rl.io import DataError, append_jsonl, drop_cut_tail, iter_jsonl
 
     if split not in ("train", "heldout", "all"):
         raise ValueError(f"latex_split must be train, heldout or all, got {split!r}")
+    if trap_style not in ("cas", "mixed"):
+        raise ValueError(f"trap_style must be cas or mixed, got {trap_style!r}")
     if cache_path.is_file():
         drop_cut_tail(cache_path)
     cache = _Record((r["key"], r["verdict"]) for _, r in iter_jsonl(cache_path)) if cache_path.is_file() else _Record()
@@ -473,7 +529,10 @@ def latex_rows(
             if one:  # a few candidates of each class, then the ones that nearly always apply
                 kinds = (*rng.sample(CATEGORIES[: len(CORRECT)], 3), *rng.sample(CATEGORIES[len(CORRECT) :], 3))
                 kinds += tuple(c for c in ("latex:as_given", "latex_trap:near", "latex_trap:sign") if c not in kinds)
-            made, why = make_forms(ref, raw["question"], kinds, rng, timeout, cache, one, retry_timeouts)
+            style = "cas"
+            if trap_style == "mixed":  # its own draw: the forms' random choices stay those of style "cas"
+                style = "text" if random.Random(f"{seed}:{path}:{i}:style").random() < 0.5 else "cas"
+            made, why = make_forms(ref, raw["question"], kinds, rng, timeout, cache, one, retry_timeouts, style)
             rules = rules_say([text for _, text, _ in made], ref, timeout, cache) if made else []
             if cache.written:
                 append_jsonl(cache_path, [{"key": k, "verdict": v} for k, v in cache.written])
