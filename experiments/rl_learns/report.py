@@ -371,53 +371,74 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
 def decisions(c: dict) -> dict:
     """The pre-registered decisions (predictions.md §4 and §5), each None until its conditions have seeds 0-2."""
     done = lambda *names: all(c.get(n, {}).get("seeds") == [0, 1, 2] for n in names)  # noqa: E731
-    out: dict = {"section4": None, "section5": None}
-    if done("cooper_paper", "cooper_paper_noscale"):
-        q1 = {n: [c[n]["mechanism"][s]["pos_adv_to_wrong_q1"] for s in range(3)] for n in ("cooper_paper", "cooper_paper_noscale")}  # fmt: skip
-        col_p, col_n = len(c["cooper_paper"]["collapsed"]), len(c["cooper_paper_noscale"]["collapsed"])
-        if None in q1["cooper_paper"] + q1["cooper_paper_noscale"]:  # a missing log is not a failed prediction
-            verdict, lower, p = "undetermined: pos_adv_to_wrong missing for a seed", None, None
+    return {
+        "section4": section4(c) if done("cooper_paper", "cooper_paper_noscale") else None,
+        "section5": section5(c) if done("rule", "model", "model_strong", "cooper_paper", "cooper_ref_bin") else None,
+    }
+
+
+def section4(c: dict) -> dict:
+    """predictions.md §4: the collapse mechanism, tested by removing the std scaling (cooper_paper_noscale)."""
+    paper, noscale = c["cooper_paper"], c["cooper_paper_noscale"]
+    q1 = {n: [c[n]["mechanism"][s]["pos_adv_to_wrong_q1"] for s in range(3)] for n in ("cooper_paper", "cooper_paper_noscale")}  # fmt: skip
+    collapsed = {"cooper_paper": len(paper["collapsed"]), "cooper_paper_noscale": len(noscale["collapsed"])}
+    out = {"pos_adv_to_wrong_q1": q1, "collapsed": collapsed, "predictions": None, "seeds_lower": None}
+    if None in q1["cooper_paper"] + q1["cooper_paper_noscale"]:  # a missing log is not a failed prediction
+        return out | {"verdict": "undetermined: pos_adv_to_wrong missing for a seed"}
+    col_p, col_n = collapsed["cooper_paper"], collapsed["cooper_paper_noscale"]
+    lower = [s for s in range(3) if q1["cooper_paper_noscale"][s] < q1["cooper_paper"][s]]
+    p = {
+        "1_noscale_lower_pos_adv_to_wrong": len(lower) == 3,
+        "2_noscale_no_collapse": col_n == 0,
+        "3_paper_collapses": col_p >= 1,
+    }
+    fails1 = 3 - len(lower) >= 2
+    if col_p == 0:  # no effect on collapse can show: prediction 1 alone is tested
+        untestable = "collapse not testable (cooper_paper collapsed in no seed)"
+        if fails1:
+            verdict = "refuted (prediction 1 fails in 2 or more seeds)"
+        elif p["1_noscale_lower_pos_adv_to_wrong"]:
+            verdict = f"prediction 1 holds; {untestable}"
         else:
-            lower = [s for s in range(3) if q1["cooper_paper_noscale"][s] < q1["cooper_paper"][s]]
-            p = {"1_noscale_lower_pos_adv_to_wrong": len(lower) == 3, "2_noscale_no_collapse": col_n == 0, "3_paper_collapses": col_p >= 1}  # fmt: skip
-            fails1 = 3 - len(lower) >= 2
-            if col_p == 0:  # predictions.md: no effect on collapse can show; prediction 1 alone is tested
-                if fails1:
-                    verdict = "refuted (prediction 1 fails in 2 or more seeds)"
-                elif p["1_noscale_lower_pos_adv_to_wrong"]:
-                    verdict = "prediction 1 holds; collapse not testable (cooper_paper collapsed in no seed)"
-                else:
-                    verdict = "prediction 1 fails in 1 seed; collapse not testable (cooper_paper collapsed in no seed)"
-            elif p["1_noscale_lower_pos_adv_to_wrong"] and p["2_noscale_no_collapse"] and col_n < col_p:
-                verdict = "supported"
-            elif col_n >= col_p or fails1:
-                verdict = "refuted"
-            else:
-                verdict = "neither supported nor refuted"
-        out["section4"] = {"predictions": p, "seeds_lower": lower, "pos_adv_to_wrong_q1": q1, "collapsed": {"cooper_paper": col_p, "cooper_paper_noscale": col_n}, "verdict": verdict}  # fmt: skip
-    if done("rule", "model", "model_strong", "cooper_paper", "cooper_ref_bin"):
-        targets = {}
-        for n in ("cooper_paper", "cooper_ref_bin"):
-            d = c[n]["vs_rule"]["mean of sets"]
-            targets[n] = {
-                "a_ordering": len(c["model"]["collapsed"]) >= 2 and not c[n]["collapsed"],
-                "b_rule_plus_2": bool(d and d["mean"] >= 2 and d["ci95"] and d["ci95"][0] > 0),
-            }
-        within3 = lambda n: bool(c[n]["vs_rule"]["mean of sets"]) and abs(c[n]["vs_rule"]["mean of sets"]["mean"]) <= 3  # noqa: E731
-        rm_ref = c["cooper_ref_bin"]["rm_change"]["mean"]
-        paper_by_seed = c["cooper_paper"]["rm_change"]["by_seed"].values()
-        out["section5"] = {
-            "targets": targets,
-            "predictions": {
-                "1_model_collapses": len(c["model"]["collapsed"]) >= 1,
-                "2_model_strong_fine": not c["model_strong"]["collapsed"] and within3("model_strong"),
-                "3_cooper_ref_bin_fine": not c["cooper_ref_bin"]["collapsed"] and within3("cooper_ref_bin"),
-                "4_rm_accuracy": sum(v < 0 for v in paper_by_seed if v is not None) >= 2
-                and rm_ref is not None
-                and rm_ref >= -2,
-            },
+            verdict = f"prediction 1 fails in 1 seed; {untestable}"
+    elif p["1_noscale_lower_pos_adv_to_wrong"] and p["2_noscale_no_collapse"] and col_n < col_p:
+        verdict = "supported"
+    elif col_n >= col_p or fails1:
+        verdict = "refuted"
+    else:
+        verdict = "neither supported nor refuted"
+    return out | {"predictions": p, "seeds_lower": lower, "verdict": verdict}
+
+
+def section5(c: dict) -> dict:
+    """predictions.md §5: the issue's targets, judged for cooper_paper and cooper_ref_bin, and the predictions."""
+
+    def vs_rule(n):
+        return c[n]["vs_rule"]["mean of sets"] if c[n]["vs_rule"] else None
+
+    def fine(n):  # no collapse, and within 3 points of rule
+        d = vs_rule(n)
+        return not c[n]["collapsed"] and d is not None and abs(d["mean"]) <= 3
+
+    model_collapses = len(c["model"]["collapsed"])
+    targets = {}
+    for n in ("cooper_paper", "cooper_ref_bin"):
+        d = vs_rule(n)
+        targets[n] = {
+            "a_ordering": model_collapses >= 2 and not c[n]["collapsed"],
+            "b_rule_plus_2": bool(d and d["mean"] >= 2 and d["ci95"] and d["ci95"][0] > 0),
         }
-    return out
+    paper_rm = [v for v in c["cooper_paper"]["rm_change"]["by_seed"].values() if v is not None]
+    ref_rm = c["cooper_ref_bin"]["rm_change"]["mean"]
+    return {
+        "targets": targets,
+        "predictions": {
+            "1_model_collapses": model_collapses >= 1,
+            "2_model_strong_fine": fine("model_strong"),
+            "3_cooper_ref_bin_fine": fine("cooper_ref_bin"),
+            "4_rm_accuracy": sum(v < 0 for v in paper_rm) >= 2 and ref_rm is not None and ref_rm >= -2,
+        },
+    }
 
 
 def comparison_table(comp: dict | None) -> str:
