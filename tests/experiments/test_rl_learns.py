@@ -372,3 +372,28 @@ def test_the_monitor_table_counts_finished_runs_by_the_preregistered_collapse():
     assert "| a-s0 |" in t and "| e-s0 |" not in t and "i15" not in t
     assert "Collapsed runs (last evaluation >= 5.0 points below step 0, mean of the sets): 2" in t
     assert "that far below: 1 (target: all). Runs that did not collapse: 2, flagged anyway: 1" in t
+
+
+def test_the_pick_follows_the_preregistered_rule():
+    settings = {"settings": {n: {} for n in ("a", "b", "c", "d", "b64_long")}}
+
+    def row(builtin, lo, svamp_hi=1.0, gsm_hi=1.0, cost=1000.0, finished=True):
+        g = lambda m, low, high: {"gain": m, "ci95": (low, high)}  # noqa: E731
+        gains = {"built-in test": g(builtin, lo, builtin + 3), "SVAMP": g(0, -1, svamp_hi), "GSM8K": g(0, -1, gsm_hi)}
+        return {"heldout_gain": gains, "seconds_per_1k_rollouts": cost, "finished": finished}
+
+    rows = {
+        "a-s0": row(4.4, 1.6, cost=2400),
+        "b-s0": row(3.6, 1.0, cost=2000),  # within 1 point of a, and cheaper: the pick
+        "c-s0": row(6.0, 2.0, gsm_hi=-0.1),  # the largest gain, but a significant loss on GSM8K
+        "d-s0": row(-4.0, -7.0, finished=False),
+    }
+    assert report.pick(rows, settings) == {"pick": None, "waiting_for": ["d"]}
+    rows["d-s0"]["finished"] = True
+    p = report.pick(rows, settings)
+    assert p["pick"] == "b" and p["eligible"] == ["a", "b", "d"] and p["within_1_point"] == ["a", "b"]
+    assert not p["pick_meets_target_seed0"] and not p["b64_long_finished"]
+    rows["b64_long-s0"] = row(6.5, 3.0)  # reaches the target at 6,400 rollouts (predictions.md rule 7)
+    assert report.pick(rows, settings)["b64_long_meets_target"]
+    rows["b-s0"] = row(5.2, 0.5, cost=2000)
+    assert report.pick(rows, settings)["pick_meets_target_seed0"]
