@@ -283,6 +283,9 @@ def test_text_style_traps_are_written_in_the_references_own_text_and_checked_by_
     assert text_negated("x^{2}-4 x") == "-\\left(x^{2}-4 x\\right)" and text_negated("7,-7") is None
     assert text_reciprocal("\\frac{3}{4}") == "\\frac{4}{3}" and text_reciprocal("-\\frac{8}{7}") == "-\\frac{7}{8}"
     assert text_reciprocal("11") == "\\frac{1}{11}" and text_reciprocal("y=2") is None
+    assert text_reciprocal("-3") == "-\\frac{1}{3}" and text_reciprocal("-\\frac{1}{4}") == "-4"
+    assert text_reciprocal("-\\frac{1}{x+1}") == "-(x+1)" and text_negated("0") is None  # -0 is no sign flip
+    assert text_negated("x^{2}-4 x-2=0") is None
     kinds = ("latex_trap:sign", "latex_trap:reciprocal")
     for ref, want in (("-\\frac{8}{7}", ["\\frac{8}{7}", "-\\frac{7}{8}"]), ("\\frac{3}{4}", ["-\\frac{3}{4}", "\\frac{4}{3}"])):  # fmt: skip
         made, why = make_forms(ref, "q", kinds, random.Random(0), verify.DEFAULT_TIMEOUT, style="text")

@@ -250,7 +250,7 @@ def text_negated(ref: str) -> str | None:
     head, _, side = ref.rpartition("=") if ref.count("=") == 1 else ("", "", ref)
     head = f"{head}=" if head else ""
     side = side.strip()
-    if not side:
+    if not side or re.fullmatch(r"-?0(\.0*)?", side):  # -0 is 0
         return None
     if side.startswith("-") and not _top_level_sum(side[1:].strip()):
         return head + side[1:].strip()
@@ -263,10 +263,16 @@ def text_reciprocal(ref: str) -> str | None:
     """1 / the reference in its own text: '\\frac{a}{b}' -> '\\frac{b}{a}' (its sign kept), else '\\frac{1}{ref}'."""
     m = re.fullmatch(r"(-?)\s*\\frac\{([^{}]*)\}\{([^{}]*)\}", ref.strip())
     if m:
-        return f"{m.group(1)}\\frac{{{m.group(3)}}}{{{m.group(2)}}}"
+        sign, num, den = m.group(1), m.group(2).strip(), m.group(3).strip()
+        if num == "1":  # 1/(1/d) = d, bracketed where the sign would otherwise bind to its first term
+            return f"{sign}({den})" if sign and _top_level_sum(den) else f"{sign}{den}"
+        return f"{sign}\\frac{{{den}}}{{{num}}}"
     if top_level_items(ref) != [ref.strip()] or "=" in ref:
         return None
-    return f"\\frac{{1}}{{{ref.strip()}}}"
+    sign, body = ("-", ref.strip()[1:].strip()) if ref.strip().startswith("-") else ("", ref.strip())
+    if _top_level_sum(body):
+        sign, body = "", ref.strip()
+    return f"{sign}\\frac{{1}}{{{body}}}"
 
 
 def wrong_form(kind: str, ref: str, value, rng: random.Random, style: str = "cas") -> str | None:
