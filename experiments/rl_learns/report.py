@@ -253,7 +253,7 @@ def set_mean(scores: dict) -> float:
     return sum(sum(v.values()) / len(v) for v in sets) / len(sets)
 
 
-def interval(per_seed: list[dict | None]) -> dict | None:
+def interval(per_seed: list[dict | None], bounds: tuple[float, float] = (-100.0, 100.0)) -> dict | None:
     """{mean, ci95, n_seeds} in points of per-seed scores ({set: {problem: fraction}}, or differences of them): the
     mean over seeds of set_mean, 95 % interval over seeds and problems (stats.ci95)."""
     per_seed = [p for p in per_seed if p and any(p.values())]
@@ -261,14 +261,15 @@ def interval(per_seed: list[dict | None]) -> dict | None:
         return None
     by_seed = [100 * set_mean(p) for p in per_seed]
     points = [{ds: {i: 100 * v for i, v in ps.items()} for ds, ps in p.items()} for p in per_seed]
-    return {"mean": mean(by_seed), "ci95": ci95(by_seed, points), "n_seeds": len(by_seed), "by_seed": by_seed}
+    return {"mean": mean(by_seed), "ci95": ci95(by_seed, points, bounds), "n_seeds": len(by_seed), "by_seed": by_seed}
 
 
-def per_set(per_seed: list[dict | None]) -> dict:
-    """interval of each evaluation set alone and of their mean ("mean of sets"), keyed by the sets' short names."""
+def per_set(per_seed: list[dict | None], bounds: tuple[float, float] = (-100.0, 100.0)) -> dict:
+    """interval of each evaluation set alone and of their mean ("mean of sets"), keyed by the sets' short names
+    (bounds: (0, 100) for accuracies, the default for differences)."""
     sets = sorted({ds for p in per_seed if p for ds in p})
-    out = {set_name(ds): interval([{ds: p[ds]} for p in per_seed if p and ds in p]) for ds in sets}
-    return out | {"mean of sets": interval(per_seed)}
+    out = {set_name(ds): interval([{ds: p[ds]} for p in per_seed if p and ds in p], bounds) for ds in sets}
+    return out | {"mean of sets": interval(per_seed, bounds)}
 
 
 def rm_change(d: Path, last: int) -> tuple[float | None, dict | None]:
@@ -337,7 +338,7 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
             "runs": [d.name for d in runs.values()],
             "seeds": sorted(runs),
             "rm_sha256": sorted({c.get("rm_sha256") for c in cfgs.values() if c.get("rm_sha256")}),
-            "end": per_set(list(ends[cond].values())),
+            "end": per_set(list(ends[cond].values()), bounds=(0.0, 100.0)),
             "gain": per_set([difference(ends[cond][s], starts[s]) for s in runs if starts[s] and ends[cond][s]]),
             "vs_rule": per_set(
                 [
