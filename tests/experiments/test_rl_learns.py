@@ -393,7 +393,10 @@ def test_the_pick_follows_the_preregistered_rule():
     p = report.pick(rows, settings)
     assert p["pick"] == "b" and p["eligible"] == ["a", "b", "d"] and p["within_1_point"] == ["a", "b"]
     assert not p["pick_meets_target_seed0"] and not p["b64_long_finished"]
+    rows["b64_long-s0"] = row(6.5, 3.0, gsm_hi=-0.1)  # +6.5, but a significant loss on GSM8K: not the target
+    assert not report.pick(rows, settings)["b64_long_meets_target"]
     rows["b64_long-s0"] = row(6.5, 3.0)  # reaches the target at 6,400 rollouts (predictions.md rule 7)
     assert report.pick(rows, settings)["b64_long_meets_target"]
+    assert report.pick(rows, settings)["seconds_per_1k_rollouts"] == {"a": 2400, "b": 2000}
     rows["b-s0"] = row(5.2, 0.5, cost=2000)
     assert report.pick(rows, settings)["pick_meets_target_seed0"]

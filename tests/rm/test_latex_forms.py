@@ -282,9 +282,11 @@ def test_text_style_traps_are_written_in_the_references_own_text_and_checked_by_
     assert text_negated("y=\\frac{c}{x^{3}}") == "y=-\\frac{c}{x^{3}}" and text_negated("e^{-t}") == "-e^{-t}"
     assert text_negated("x^{2}-4 x") == "-\\left(x^{2}-4 x\\right)" and text_negated("7,-7") is None
     assert text_reciprocal("\\frac{3}{4}") == "\\frac{4}{3}" and text_reciprocal("-\\frac{8}{7}") == "-\\frac{7}{8}"
-    assert text_reciprocal("11") == "\\frac{1}{11}" and text_reciprocal("y=2") is None
+    assert text_reciprocal("11") == "\\frac{1}{11}" and text_reciprocal("7,-7") is None
     assert text_reciprocal("-3") == "-\\frac{1}{3}" and text_reciprocal("-\\frac{1}{4}") == "-4"
-    assert text_reciprocal("-\\frac{1}{x+1}") == "-(x+1)" and text_negated("0") is None  # -0 is no sign flip
+    assert text_reciprocal("-\\frac{1}{x+1}") == "-\\left(x+1\\right)" and text_negated("0") is None  # no -0
+    assert text_reciprocal("\\frac{\\sqrt{3}}{2}") == "\\frac{2}{\\sqrt{3}}"  # nested braces: still a fraction
+    assert text_reciprocal("-\\frac{1}{-2}") == "2" and text_reciprocal("x=4") == "x=\\frac{1}{4}"
     assert text_negated("x^{2}-4 x-2=0") is None
     kinds = ("latex_trap:sign", "latex_trap:reciprocal")
     for ref, want in (("-\\frac{8}{7}", ["\\frac{8}{7}", "-\\frac{7}{8}"]), ("\\frac{3}{4}", ["-\\frac{3}{4}", "\\frac{4}{3}"])):  # fmt: skip
@@ -322,3 +324,12 @@ def test_mixed_trap_style_writes_half_the_problems_in_text_and_leaves_the_other_
 
     with pytest.raises(ValueError, match="trap_style"):
         lf.latex_rows([str(src)], "all", 20, "suite", 0, 5.0, tmp_path / "x.jsonl", trap_style="text")
+
+
+def test_rm_data_names_an_unknown_trap_style_before_building(tmp_path):
+    from cooper_rl.rm.build import RMDataConfig, run_rm_data
+
+    cfg = RMDataConfig(solutions=["builtin:train:4"], latex_trap_style="text", output=str(tmp_path / "d.jsonl"))
+    with pytest.raises(ValueError, match="latex_trap_style must be cas or mixed"):
+        run_rm_data(cfg)
+    assert not (tmp_path / "d.jsonl").exists()

@@ -544,6 +544,8 @@ def run_rm_data(cfg: RMDataConfig) -> dict:
         raise ValueError(f"mode must be train or suite, got {cfg.mode!r}")
     if cfg.latex_forms not in ("one_per_label", "all"):
         raise ValueError(f"latex_forms must be one_per_label or all, got {cfg.latex_forms!r}")
+    if cfg.latex_trap_style not in ("cas", "mixed"):
+        raise ValueError(f"latex_trap_style must be cas or mixed, got {cfg.latex_trap_style!r}")
     if cfg.sample_labels not in ("agree", "lenient"):
         raise ValueError(f"sample_labels must be agree or lenient, got {cfg.sample_labels!r}")
     t0 = time.time()

@@ -24,8 +24,8 @@ Wrong forms (label 0), category ``latex_trap:<name>``:
 The CAS renders its forms in its own style (``x^{2} - 4 x``), the reciprocal and the sign flip included. Written
 that way, a style marks most wrong forms and few correct ones (only ``cas`` and reordered sums), and an RM can learn
 the style instead of the value. trap_style "mixed" (training data) writes the sign flip and the reciprocal of a
-random half of the problems in the reference's own text instead (``-\frac{8}{7}`` -> ``\frac{8}{7}``,
-``\frac{a}{b}`` -> ``\frac{b}{a}``); the held-out suite keeps the CAS's style ("cas").
+random half of the problems in the reference's own text instead (``-\\frac{8}{7}`` -> ``\\frac{8}{7}``,
+``\\frac{a}{b}`` -> ``\\frac{b}{a}``); the held-out suite keeps the CAS's style ("cas").
 """
 
 from __future__ import annotations
@@ -242,14 +242,44 @@ def _top_level_sum(s: str) -> bool:
     return False
 
 
+def _equation_side(ref: str) -> tuple[str, str]:
+    """(the left side with its '=', or '', the side an answer's value is on) of a reference."""
+    if ref.count("=") == 1:
+        head, _, side = ref.partition("=")
+        return f"{head}=", side.strip()
+    return "", ref.strip()
+
+
+def _whole_frac(s: str) -> tuple[str, str, str] | None:
+    """(sign, numerator, denominator) when s is one \\frac{..}{..} (nested braces allowed), else None."""
+    m = re.match(r"(-?)\s*\\frac\s*\{", s)
+    if not m:
+        return None
+    parts, i = [], m.end() - 1
+    for _ in range(2):
+        if i >= len(s) or s[i] != "{":
+            return None
+        depth, j = 0, i
+        while j < len(s):
+            depth += 1 if s[j] == "{" else -1 if s[j] == "}" else 0
+            if depth == 0:
+                break
+            j += 1
+        if j == len(s):
+            return None
+        parts.append(s[i + 1 : j].strip())
+        i = j + 1
+        while i < len(s) and s[i] == " ":
+            i += 1
+    return (m.group(1), *parts) if i == len(s) else None
+
+
 def text_negated(ref: str) -> str | None:
     """The reference negated in its own text (an equation: its right side): '-\\frac{8}{7}' -> '\\frac{8}{7}',
-    'x^2' -> '-x^2', 'a+b' -> '-\\left(a+b\\right)'; None for a list (a top-level comma)."""
+    'x^2' -> '-x^2', 'a+b' -> '-\\left(a+b\\right)'; None for a list (a top-level comma) or zero."""
     if top_level_items(ref) != [ref.strip()]:
         return None
-    head, _, side = ref.rpartition("=") if ref.count("=") == 1 else ("", "", ref)
-    head = f"{head}=" if head else ""
-    side = side.strip()
+    head, side = _equation_side(ref)
     if not side or re.fullmatch(r"-?0(\.0*)?", side):  # -0 is 0
         return None
     if side.startswith("-") and not _top_level_sum(side[1:].strip()):
@@ -260,19 +290,23 @@ def text_negated(ref: str) -> str | None:
 
 
 def text_reciprocal(ref: str) -> str | None:
-    """1 / the reference in its own text: '\\frac{a}{b}' -> '\\frac{b}{a}' (its sign kept), else '\\frac{1}{ref}'."""
-    m = re.fullmatch(r"(-?)\s*\\frac\{([^{}]*)\}\{([^{}]*)\}", ref.strip())
-    if m:
-        sign, num, den = m.group(1), m.group(2).strip(), m.group(3).strip()
-        if num == "1":  # 1/(1/d) = d, bracketed where the sign would otherwise bind to its first term
-            return f"{sign}({den})" if sign and _top_level_sum(den) else f"{sign}{den}"
-        return f"{sign}\\frac{{{den}}}{{{num}}}"
-    if top_level_items(ref) != [ref.strip()] or "=" in ref:
+    """1 / the reference in its own text (an equation: its right side): '\\frac{a}{b}' -> '\\frac{b}{a}' (its sign
+    kept; '\\frac{1}{d}' -> 'd'), else '\\frac{1}{ref}'; None for a list."""
+    if top_level_items(ref) != [ref.strip()]:
         return None
-    sign, body = ("-", ref.strip()[1:].strip()) if ref.strip().startswith("-") else ("", ref.strip())
+    head, side = _equation_side(ref)
+    if not side:
+        return None
+    frac = _whole_frac(side)
+    if frac:
+        sign, num, den = frac
+        if num == "1":  # 1/(1/d) = d
+            return head + (text_negated(den) if sign else den)
+        return f"{head}{sign}\\frac{{{den}}}{{{num}}}"
+    sign, body = ("-", side[1:].strip()) if side.startswith("-") else ("", side)
     if _top_level_sum(body):
-        sign, body = "", ref.strip()
-    return f"{sign}\\frac{{1}}{{{body}}}"
+        sign, body = "", side
+    return f"{head}{sign}\\frac{{1}}{{{body}}}"
 
 
 def wrong_form(kind: str, ref: str, value, rng: random.Random, style: str = "cas") -> str | None:
@@ -281,12 +315,14 @@ def wrong_form(kind: str, ref: str, value, rng: random.Random, style: str = "cas
     import sympy
 
     scalar = value is not None and isinstance(value, sympy.Expr) and not isinstance(value, sympy.Tuple)
-    if style == "text" and kind in ("sign", "reciprocal"):
-        if kind == "reciprocal" and not (scalar and value != 0 and value.is_number):
-            return None  # as the CAS's: a number's reciprocal only
-        if kind == "sign" and not (scalar or isinstance(value, sympy.Equality)):
-            return None
-        return text_negated(ref) if kind == "sign" else text_reciprocal(ref)
+    if style == "text" and kind in ("sign", "reciprocal"):  # where the CAS's form applies, written otherwise
+        if kind == "reciprocal":
+            return text_reciprocal(ref) if scalar and value != 0 and value.is_number else None
+        if isinstance(value, sympy.Equality):
+            ok = isinstance(value.rhs, sympy.Expr) and not value.rhs.is_zero
+        else:
+            ok = scalar and value != 0
+        return text_negated(ref) if ok else None
     if kind == "near":
         nums = list(re.finditer(r"\d+", ref))
         if not nums:
@@ -536,7 +572,8 @@ def latex_rows(
                 kinds = (*rng.sample(CATEGORIES[: len(CORRECT)], 3), *rng.sample(CATEGORIES[len(CORRECT) :], 3))
                 kinds += tuple(c for c in ("latex:as_given", "latex_trap:near", "latex_trap:sign") if c not in kinds)
             style = "cas"
-            if trap_style == "mixed":  # its own draw: the forms' random choices stay those of style "cas"
+            if trap_style == "mixed":  # its own draw, taking nothing from the forms' rng (a form made in one style
+                # and not in the other still shifts the later draws of that problem)
                 style = "text" if random.Random(f"{seed}:{path}:{i}:style").random() < 0.5 else "cas"
             made, why = make_forms(ref, raw["question"], kinds, rng, timeout, cache, one, retry_timeouts, style)
             rules = rules_say([text for _, text, _ in made], ref, timeout, cache) if made else []
