@@ -11,7 +11,7 @@
 # cached next to the data. fp32, native kernels.
 # ROUND=5: the same with every applicable latex form per training problem (--latex_forms all, as the held-out suite has
 # them) instead of one correct and one wrong: round 4's seed 0 was weakest on the forms rare in its training rows; and
-# the sign-flip and reciprocal traps of half the training problems written in the reference's own text
+# the sign-flip, reciprocal and dropped-term traps of half the training problems written in the reference's own text
 # (--latex_trap_style mixed): in round 4's rows at least 70 % of the rows in the CAS's rendering were wrong ones
 # (sign, reciprocal, dropped vs cas, reordered), and seed 0 rejected most correct CAS renderings (both chosen after
 # seeing round 4's seed 0; the held-out suite is unchanged).

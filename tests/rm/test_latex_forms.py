@@ -288,6 +288,13 @@ def test_text_style_traps_are_written_in_the_references_own_text_and_checked_by_
     assert text_reciprocal("\\frac{\\sqrt{3}}{2}") == "\\frac{2}{\\sqrt{3}}"  # nested braces: still a fraction
     assert text_reciprocal("-\\frac{1}{-2}") == "2" and text_reciprocal("x=4") == "x=\\frac{1}{4}"
     assert text_negated("x^{2}-4 x-2=0") is None
+    from cooper_rl.rm.latex_forms import text_dropped
+
+    assert text_dropped("y=e^{-2 t}+3", random.Random(1)) == "y=3"  # the exponent's minus is no term
+    assert text_dropped("3 m^{4}-2 m+6", random.Random(1)) == "-2 m+6"
+    assert text_dropped("|x-2|+1", random.Random(0)) is None and text_dropped("6 x", random.Random(0)) is None
+    made, why = make_forms("x^{2}-4 x-10", "q", ("latex_trap:dropped",), random.Random(1), verify.DEFAULT_TIMEOUT, style="text")  # fmt: skip
+    assert why == {} and made[0][2] == 0 and "-4 x-10" in made[0][1]  # the CAS confirms it is wrong
     kinds = ("latex_trap:sign", "latex_trap:reciprocal")
     for ref, want in (("-\\frac{8}{7}", ["\\frac{8}{7}", "-\\frac{7}{8}"]), ("\\frac{3}{4}", ["-\\frac{3}{4}", "\\frac{4}{3}"])):  # fmt: skip
         made, why = make_forms(ref, "q", kinds, random.Random(0), verify.DEFAULT_TIMEOUT, style="text")
@@ -317,7 +324,7 @@ def test_mixed_trap_style_writes_half_the_problems_in_text_and_leaves_the_other_
     differ = {r["problem_id"] for r, m in zip(cas, mixed) if r["answer_type"] in traps and r["completion"] != m["completion"]}  # fmt: skip
     assert [key(r) for r in cas] == [key(r) for r in mixed]  # the same categories, in the same order
     assert 10 <= len(differ) <= 30  # about half the problems write these two traps in the reference's text
-    styled = (*traps, "latex_trap:last_sentence")  # its wrong answer may be a sign flip
+    styled = (*traps, "latex_trap:dropped", "latex_trap:last_sentence")  # (last_sentence: may be a sign flip)
     same = [(r, m) for r, m in zip(cas, mixed) if r["answer_type"] not in styled or r["problem_id"] not in differ]
     assert all(r["completion"] == m["completion"] for r, m in same)  # everything else as in style "cas"
     import pytest

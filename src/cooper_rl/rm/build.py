@@ -177,7 +177,7 @@ class RMDataConfig:
     latex_trap_style: str = field(
         default="cas",
         metadata={
-            "help": "How the sign-flip and reciprocal traps of --latex_problems are written: cas (the CAS's rendering, "
+            "help": "How the sign-flip, reciprocal and dropped-term traps of --latex_problems are written: cas (the CAS's rendering, "
             "as the held-out suite has them) or mixed (for a random half of the problems in the reference's own text, "
             "so that the CAS's style does not mark wrong answers in training data; rm/latex_forms.py)."
         },

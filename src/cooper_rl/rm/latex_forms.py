@@ -23,8 +23,8 @@ Wrong forms (label 0), category ``latex_trap:<name>``:
 
 The CAS renders its forms in its own style (``x^{2} - 4 x``), the reciprocal and the sign flip included. Written
 that way, a style marks most wrong forms and few correct ones (only ``cas`` and reordered sums), and an RM can learn
-the style instead of the value. trap_style "mixed" (training data) writes the sign flip and the reciprocal of a
-random half of the problems in the reference's own text instead (``-\\frac{8}{7}`` -> ``\\frac{8}{7}``,
+the style instead of the value. trap_style "mixed" (training data) writes the sign flip, the reciprocal and a dropped
+term of a sum of a random half of the problems in the reference's own text instead (``-\\frac{8}{7}`` -> ``\\frac{8}{7}``,
 ``\\frac{a}{b}`` -> ``\\frac{b}{a}``); the held-out suite keeps the CAS's style ("cas").
 """
 
@@ -309,12 +309,42 @@ def text_reciprocal(ref: str) -> str | None:
     return f"{head}{sign}\\frac{{1}}{{{body}}}"
 
 
+def text_terms(side: str) -> list[str]:
+    """The terms of a sum at the top level, each with its sign ('x^{2}-4 x+1' -> ['x^{2}', '-4 x', '+1'])."""
+    terms, depth, cur = [], 0, ""
+    for i, ch in enumerate(side):
+        depth += 1 if ch in "([{" else -1 if ch in ")]}" else 0
+        if depth == 0 and i > 0 and ch in "+-" and side[i - 1] not in "^_" and cur.strip():
+            terms.append(cur.strip())
+            cur = ""
+        cur += ch
+    return [*terms, cur.strip()] if cur.strip() else terms
+
+
+def text_dropped(ref: str, rng: random.Random) -> str | None:
+    """The reference (an equation: its right side) in its own text without one term of its top-level sum, or None
+    where it is no sum of two or more terms."""
+    if top_level_items(ref) != [ref.strip()]:
+        return None
+    head, side = _equation_side(ref)
+    terms = text_terms(side) if "|" not in side else []  # |x-2|: bars are no brackets to this split
+    if len(terms) < 2:
+        return None
+    terms.pop(rng.randrange(len(terms)))
+    out = "".join(terms)
+    return head + (out[1:].strip() if out.startswith("+") else out)
+
+
 def wrong_form(kind: str, ref: str, value, rng: random.Random, style: str = "cas") -> str | None:
     """A wrong answer of kind `kind` (WRONG, but last_sentence: see completion) made from the reference, or None;
-    style "text": the sign flip and the reciprocal in the reference's own text (module docstring), else the CAS's."""
+    style "text": the sign flip, the reciprocal and a sum's dropped term in the reference's own text (module
+    docstring), else the CAS's."""
     import sympy
 
     scalar = value is not None and isinstance(value, sympy.Expr) and not isinstance(value, sympy.Tuple)
+    # a sum's term dropped from the text; a product's factor as the CAS's
+    if style == "text" and kind == "dropped" and (text := text_dropped(ref, rng)) is not None:
+        return text
     if style == "text" and kind in ("sign", "reciprocal"):  # where the CAS's form applies, written otherwise
         if kind == "reciprocal":
             return text_reciprocal(ref) if scalar and value != 0 and value.is_number else None
@@ -467,7 +497,7 @@ def make_forms(
     style: str = "cas",
 ) -> tuple[list, dict]:
     """([(category, completion, label)], {category: why not made}) for one reference and the categories `kinds`
-    (style: of the sign flip and the reciprocal, see wrong_form);
+    (style: of the sign flip, the reciprocal and the dropped term, see wrong_form);
     every form is checked by the CAS (module docstring; `cache`: see cas_says). one_per_label: the first correct and
     the first wrong form (in `kinds` order) the CAS confirms, the later kinds of a label not tried (CAS checks of
     long LaTeX answers take seconds). A form the CAS gives no verdict on in time is not made (why: cas_timeout with
