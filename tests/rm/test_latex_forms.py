@@ -1,6 +1,7 @@
 """LaTeX answer forms: correct forms the CAS confirms, wrong forms it refutes, completions that end on them."""
 
 import random
+import re
 
 import pytest
 
@@ -324,7 +325,7 @@ def test_mixed_trap_style_writes_half_the_problems_in_text_and_leaves_the_other_
     differ = {r["problem_id"] for r, m in zip(cas, mixed) if r["answer_type"] in traps and r["completion"] != m["completion"]}  # fmt: skip
     assert [key(r) for r in cas] == [key(r) for r in mixed]  # the same categories, in the same order
     assert 10 <= len(differ) <= 30  # about half the problems write these two traps in the reference's text
-    styled = (*traps, "latex_trap:dropped", "latex_trap:last_sentence")  # (last_sentence: may be a sign flip)
+    styled = (*traps, "latex_trap:dropped", "latex_trap:near", "latex_trap:last_sentence")  # (last_sentence: any)
     same = [(r, m) for r, m in zip(cas, mixed) if r["answer_type"] not in styled or r["problem_id"] not in differ]
     assert all(r["completion"] == m["completion"] for r, m in same)  # everything else as in style "cas"
     import pytest
@@ -340,3 +341,14 @@ def test_rm_data_names_an_unknown_trap_style_before_building(tmp_path):
     with pytest.raises(ValueError, match="latex_trap_style must be cas or mixed"):
         run_rm_data(cfg)
     assert not (tmp_path / "d.jsonl").exists()
+
+
+def test_text_style_near_value_of_a_decimal_answer_is_a_decimal():
+    for seed in range(4):
+        made, why = make_forms("\\frac{3}{4}", "q", ("latex_trap:near",), random.Random(seed), verify.DEFAULT_TIMEOUT, style="text")  # fmt: skip
+        assert why == {} and made[0][2] == 0  # the CAS confirms it differs from 3/4
+        boxed = re.findall(r"\\boxed\{([^}]*)\}", made[0][1])
+        text = boxed[-1] if boxed else re.findall(r"\$([^$]*)\$", made[0][1])[-1]
+        assert re.fullmatch(r"\d\.\d+", text) and text != "0.75", text
+    made, _ = make_forms("\\sqrt{2}", "q", ("latex_trap:near",), random.Random(0), verify.DEFAULT_TIMEOUT, style="text")
+    assert "sqrt" in made[0][1]  # no terminating decimal: the near value in the reference's text, as before

@@ -177,9 +177,10 @@ class RMDataConfig:
     latex_trap_style: str = field(
         default="cas",
         metadata={
-            "help": "How the sign-flip, reciprocal and dropped-term traps of --latex_problems are written: cas (the CAS's rendering, "
-            "as the held-out suite has them) or mixed (for a random half of the problems in the reference's own text, "
-            "so that the CAS's style does not mark wrong answers in training data; rm/latex_forms.py)."
+            "help": "How the traps of --latex_problems are written: cas (sign flips, reciprocals and dropped terms in "
+            "the CAS's rendering, as the held-out suite has them) or mixed (for a random half of the problems in the "
+            "reference's own text, and near values as decimals where the value has one, so that neither the CAS's "
+            "style nor a decimal marks the label in training data; rm/latex_forms.py)."
         },
     )
     latex_split: str = field(

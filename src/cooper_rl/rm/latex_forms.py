@@ -23,9 +23,10 @@ Wrong forms (label 0), category ``latex_trap:<name>``:
 
 The CAS renders its forms in its own style (``x^{2} - 4 x``), the reciprocal and the sign flip included. Written
 that way, a style marks most wrong forms and few correct ones (only ``cas`` and reordered sums), and an RM can learn
-the style instead of the value. trap_style "mixed" (training data) writes the sign flip, the reciprocal and a dropped
-term of a sum of a random half of the problems in the reference's own text instead (``-\\frac{8}{7}`` -> ``\\frac{8}{7}``,
-``\\frac{a}{b}`` -> ``\\frac{b}{a}``); the held-out suite keeps the CAS's style ("cas").
+the style instead of the value. trap_style "mixed" (training data) writes the traps of a random half of the
+problems otherwise: the sign flip, the reciprocal and a sum's dropped term in the reference's own text
+(``-\\frac{8}{7}`` -> ``\\frac{8}{7}``, ``\\frac{a}{b}`` -> ``\\frac{b}{a}``), and the near value as a decimal where the
+value has one (a decimal answer to a reference without one is otherwise nearly always right); the held-out suite keeps the CAS's style ("cas").
 """
 
 from __future__ import annotations
@@ -337,14 +338,19 @@ def text_dropped(ref: str, rng: random.Random) -> str | None:
 
 def wrong_form(kind: str, ref: str, value, rng: random.Random, style: str = "cas") -> str | None:
     """A wrong answer of kind `kind` (WRONG, but last_sentence: see completion) made from the reference, or None;
-    style "text": the sign flip, the reciprocal and a sum's dropped term in the reference's own text (module
-    docstring), else the CAS's."""
+    style "text": the sign flip, the reciprocal and a sum's dropped term in the reference's own text, the near value
+    as a decimal where the value has one (module docstring), else the CAS's."""
     import sympy
 
     scalar = value is not None and isinstance(value, sympy.Expr) and not isinstance(value, sympy.Tuple)
     # a sum's term dropped from the text; a product's factor as the CAS's
     if style == "text" and kind == "dropped" and (text := text_dropped(ref, rng)) is not None:
         return text
+    # a value with a terminating decimal: the near value as a decimal (decimals are otherwise always right answers)
+    if style == "text" and kind == "near" and (dec := correct_form("decimal", ref, value, rng)) is not None:
+        digits = [i for i, ch in enumerate(dec) if ch.isdigit()]
+        i = rng.choice(digits)
+        return dec[:i] + str((int(dec[i]) + rng.choice([1, 9])) % 10) + dec[i + 1 :]
     if style == "text" and kind in ("sign", "reciprocal"):  # where the CAS's form applies, written otherwise
         if kind == "reciprocal":
             return text_reciprocal(ref) if scalar and value != 0 and value.is_number else None
