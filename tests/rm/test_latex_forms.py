@@ -292,8 +292,12 @@ def test_text_style_traps_are_written_in_the_references_own_text_and_checked_by_
     from cooper_rl.rm.latex_forms import text_dropped
 
     assert text_dropped("y=e^{-2 t}+3", random.Random(1)) == "y=3"  # the exponent's minus is no term
-    assert text_dropped("3 m^{4}-2 m+6", random.Random(1)) == "-2 m+6"
-    assert text_dropped("|x-2|+1", random.Random(0)) is None and text_dropped("6 x", random.Random(0)) is None
+    assert (
+        text_dropped("e^-x+1", random.Random(1)) == "1" and text_dropped("3 m^{4}-2 m+6", random.Random(1)) == "-2 m+6"
+    )
+    assert text_dropped("x^{2} - 4 x - 10", random.Random(1)) == "- 4 x - 10"  # its own spacing
+    for not_a_sum in ("|x-2|+1", "6 x", "x<-7:(-\\infty,-7)", "x \\leq -2", "a \\times -b", "k=12 ; \\quad v=-16", "-3 b^{4}+13 b^{3}-"):  # fmt: skip
+        assert text_dropped(not_a_sum, random.Random(0)) is None, not_a_sum
     made, why = make_forms("x^{2}-4 x-10", "q", ("latex_trap:dropped",), random.Random(1), verify.DEFAULT_TIMEOUT, style="text")  # fmt: skip
     assert why == {} and made[0][2] == 0 and "-4 x-10" in made[0][1]  # the CAS confirms it is wrong
     kinds = ("latex_trap:sign", "latex_trap:reciprocal")
@@ -344,6 +348,14 @@ def test_rm_data_names_an_unknown_trap_style_before_building(tmp_path):
 
 
 def test_text_style_near_value_of_a_decimal_answer_is_a_decimal():
+    import sympy
+
+    from cooper_rl.rm.latex_forms import near_decimal
+
+    for v, want in (((25, 2), {"12.4", "12.6"}), ((1, 10), {"0.2"}), ((-19, 10), {"-1.8"}), ((1, 2), {"0.4", "0.6"})):
+        got = {near_decimal(sympy.Rational(*v), random.Random(k)) for k in range(6)}
+        assert got == want, (v, got)  # one unit in the last place, never 0, whole or with stray zeros
+    assert near_decimal(sympy.Rational(1, 2**20), random.Random(0)) is None  # written with an exponent: none
     for seed in range(4):
         made, why = make_forms("\\frac{3}{4}", "q", ("latex_trap:near",), random.Random(seed), verify.DEFAULT_TIMEOUT, style="text")  # fmt: skip
         assert why == {} and made[0][2] == 0  # the CAS confirms it differs from 3/4

@@ -310,30 +310,55 @@ def text_reciprocal(ref: str) -> str | None:
     return f"{head}{sign}\\frac{{1}}{{{body}}}"
 
 
+_NOT_A_SUM = re.compile(r"[<>;:=]|\\(le|ge|leq|geq|leqslant|geqslant|neq|ne|approx|quad|qquad|pm|mp|text)\b")
+
+
 def text_terms(side: str) -> list[str]:
-    """The terms of a sum at the top level, each with its sign ('x^{2}-4 x+1' -> ['x^{2}', '-4 x', '+1'])."""
-    terms, depth, cur = [], 0, ""
+    """The terms of a sum at the top level as written, each with its sign and spacing ('x^{2}-4 x+1' -> ['x^{2}',
+    '-4 x', '+1']): a + or - outside brackets and braces that follows an operand (not an operator, a relation, an
+    opening bracket or a command such as \\times)."""
+    terms, depth, start = [], 0, 0
     for i, ch in enumerate(side):
         depth += 1 if ch in "([{" else -1 if ch in ")]}" else 0
-        if depth == 0 and i > 0 and ch in "+-" and side[i - 1] not in "^_" and cur.strip():
-            terms.append(cur.strip())
-            cur = ""
-        cur += ch
-    return [*terms, cur.strip()] if cur.strip() else terms
+        if depth != 0 or ch not in "+-" or i == 0:
+            continue
+        before = side[:i].rstrip()
+        if before and (before[-1].isalnum() or before[-1] in ")]}.!'") and not re.search(r"\\[A-Za-z]+$", before):
+            terms.append(side[start:i])
+            start = i
+    return [t for t in (*terms, side[start:]) if t.strip()]
 
 
 def text_dropped(ref: str, rng: random.Random) -> str | None:
     """The reference (an equation: its right side) in its own text without one term of its top-level sum, or None
-    where it is no sum of two or more terms."""
+    where it is no plain sum of two or more terms (relations, several equations, absolute values, a lone operator)."""
     if top_level_items(ref) != [ref.strip()]:
         return None
     head, side = _equation_side(ref)
-    terms = text_terms(side) if "|" not in side else []  # |x-2|: bars are no brackets to this split
-    if len(terms) < 2:
+    if "|" in side or _NOT_A_SUM.search(side):  # |x-2|: bars are no brackets to this split
+        return None
+    terms = text_terms(side)
+    if len(terms) < 2 or any(t.strip() in "+-" for t in terms):
         return None
     terms.pop(rng.randrange(len(terms)))
-    out = "".join(terms)
-    return head + (out[1:].strip() if out.startswith("+") else out)
+    out = "".join(terms).strip()
+    return head + (out[1:].lstrip() if out.startswith("+") else out)
+
+
+def near_decimal(value, rng: random.Random) -> str | None:
+    """A rational value with a terminating decimal, moved by one unit in its last decimal place and written as
+    correct_form writes decimals (no leading or trailing zeros); None where it has no such decimal, or the moved
+    value is zero or whole."""
+    import sympy
+
+    dec = correct_form("decimal", "", value, rng)
+    if dec is None or "e" in dec or "." not in dec:
+        return None
+    step = sympy.Rational(1, 10 ** len(dec.split(".")[1]))
+    for moved in (value + step, value - step) if rng.random() < 0.5 else (value - step, value + step):
+        if moved != 0 and not moved.is_integer:
+            return correct_form("decimal", "", moved, rng)
+    return None
 
 
 def wrong_form(kind: str, ref: str, value, rng: random.Random, style: str = "cas") -> str | None:
@@ -343,14 +368,14 @@ def wrong_form(kind: str, ref: str, value, rng: random.Random, style: str = "cas
     import sympy
 
     scalar = value is not None and isinstance(value, sympy.Expr) and not isinstance(value, sympy.Tuple)
-    # a sum's term dropped from the text; a product's factor as the CAS's
-    if style == "text" and kind == "dropped" and (text := text_dropped(ref, rng)) is not None:
-        return text
-    # a value with a terminating decimal: the near value as a decimal (decimals are otherwise always right answers)
-    if style == "text" and kind == "near" and (dec := correct_form("decimal", ref, value, rng)) is not None:
-        digits = [i for i, ch in enumerate(dec) if ch.isdigit()]
-        i = rng.choice(digits)
-        return dec[:i] + str((int(dec[i]) + rng.choice([1, 9])) % 10) + dec[i + 1 :]
+    # a sum's term dropped from the text, where the CAS's form drops one from a sum (a product's factor: the CAS's)
+    if style == "text" and kind == "dropped":
+        rhs = value.rhs if isinstance(value, sympy.Equality) else value if scalar else None
+        if isinstance(rhs, sympy.Add) and (text := text_dropped(ref, rng)) is not None:
+            return text
+    # a value with a terminating decimal: the near value as a decimal (a decimal is otherwise nearly always right)
+    if style == "text" and kind == "near" and (dec := near_decimal(value, rng)) is not None:
+        return dec
     if style == "text" and kind in ("sign", "reciprocal"):  # where the CAS's form applies, written otherwise
         if kind == "reciprocal":
             return text_reciprocal(ref) if scalar and value != 0 and value.is_number else None
@@ -575,8 +600,8 @@ def latex_rows(
     mode train one correct and one wrong form per problem (every_form: every form that applies, as in suite), in
     suite every form that applies; each row carries the rules' verdicts (rules_say) and whether they disagree. The
     CAS's and the rules' verdicts are recorded in cache_path (a killed run resumes; a rebuild from the record asks
-    nothing, see cas_says; retry_timeouts: ask the recorded timeouts again). trap_style: "cas", or "mixed" (the sign
-    flip and the reciprocal of a random half of the problems in the reference's own text; module docstring). Also a Counter of forms not made by (category, reason) and of
+    nothing, see cas_says; retry_timeouts: ask the recorded timeouts again). trap_style: "cas", or "mixed" (the traps
+    of a random half of the problems written otherwise; module docstring). Also a Counter of forms not made by (category, reason) and of
     problems skipped by reason."""
     from cooper_rl.data import read_records
     from cooper_rl.io import DataError, append_jsonl, drop_cut_tail, iter_jsonl
