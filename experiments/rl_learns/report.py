@@ -2,6 +2,7 @@
 the learning signal, the training accuracy's slope, held-out gains with 95 % intervals and the speed.
 
   python experiments/rl_learns/report.py      # writes results/table.md, results/summary.json, results/learning.png
+                                              # (summary.json: {runs, pick, comparison}: every number of the report)
 
 Per run:
   informative groups / step   GRPO groups with reward spread per optimizer step (from the logged rollouts: every
@@ -586,18 +587,19 @@ def main():
     for d in sorted((results / "runs").glob("*-s*")):
         if (d / "rl_config.json").is_file():
             rows[d.name] = run_report(d, d.name)
-    atomic_write_json(
-        results / "summary.json",
-        {k: {x: y for x, y in r.items() if not x.endswith("_curve")} for k, r in rows.items()},
-    )
     import yaml
 
     settings = yaml.safe_load((HERE / "settings.yaml").read_text())
     chosen = pick(rows, settings)
     comp = comparison(settings, results / "runs", rows)
-    if comp is not None:
-        atomic_write_json(results / "comparison.json", comp)
-    atomic_write_json(results / "pick.json", chosen)
+    atomic_write_json(  # every number of the experiment's report
+        results / "summary.json",
+        {
+            "runs": {k: {x: y for x, y in r.items() if not x.endswith("_curve")} for k, r in rows.items()},
+            "pick": chosen,
+            "comparison": comp,
+        },
+    )
     figure(rows, results / "learning.png")
     atomic_write_text(
         results / "table.md",
