@@ -290,15 +290,14 @@ def trainer_log(out: Path, dst: Path, previous: Path | None = None) -> None:
     dst/trainer_log.jsonl (the run dir keeps it only inside checkpoints); without a readable checkpoint, `previous`
     (the last copy) is kept."""
 
-    def step_of(p: Path) -> int:
-        tail = p.name.split("-", 1)[1]
-        return int(tail) if tail.isdigit() else -1
+    from cooper_rl.trainer_hooks import resolve_checkpoint  # the newest complete checkpoint, as a resume takes it
 
-    for ckpt in sorted(out.glob("checkpoint-*"), key=step_of, reverse=True):
-        try:
-            history = json.loads((ckpt / "trainer_state.json").read_text())["log_history"]
-        except (OSError, ValueError, KeyError):
-            continue  # a checkpoint being written: the next copy takes it
+    try:
+        ckpt = Path(resolve_checkpoint(out, "last"))
+        history = json.loads((ckpt / "trainer_state.json").read_text())["log_history"]
+    except (OSError, ValueError, KeyError):  # none yet, or one being written: the last copy stays
+        history = None
+    if history is not None:
         rows = [{k: h[k] for k in TRAINER_LOG_KEYS if k in h} for h in history if "step" in h and "loss" in h]
         (dst / "trainer_log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
         return
