@@ -118,6 +118,7 @@ def test_a_form_the_cas_contradicts_is_dropped(monkeypatch):
 
 def test_rm_data_builds_latex_rows_resumably_with_the_rules_view(tmp_path, monkeypatch):
     import json
+    from dataclasses import replace
 
     from cooper_rl.rm.build import RMDataConfig, run_rm_data
     from cooper_rl.rm.latex_forms import latex_split_of
@@ -139,6 +140,11 @@ def test_rm_data_builds_latex_rows_resumably_with_the_rules_view(tmp_path, monke
         assert r["answer_type"].startswith("latex") and set(r["rules"]) == {"strict", "lenient", "math_verify"}
         assert r["rules_disagree"] == (len(set(r["rules"].values())) > 1)
     assert all("rules_disagree" in v for v in stats["per_category"].values())
+    assert "by_trap_style" not in stats["latex"]  # style "cas": every trap in the CAS's rendering
+    mixed = run_rm_data(replace(cfg, latex_trap_style="mixed", output=str(tmp_path / "m.jsonl")))
+    counts = mixed["latex"]["by_trap_style"]  # labels per style and category: whether a style marks one label
+    assert sum(c["n"] for cats in counts.values() for c in cats.values()) == mixed["n_rows"]
+    assert sum(c["positive"] for cats in counts.values() for c in cats.values()) == round(mixed["positive_rate"] * mixed["n_rows"])  # fmt: skip
     # a rerun asks the CAS nothing new and makes the same rows
     import cooper_rl.rm.latex_forms as lf
 
@@ -332,6 +338,17 @@ def test_mixed_trap_style_writes_half_the_problems_in_text_and_leaves_the_other_
     styled = (*traps, "latex_trap:dropped", "latex_trap:near", "latex_trap:last_sentence")  # (last_sentence: any)
     same = [(r, m) for r, m in zip(cas, mixed) if r["answer_type"] not in styled or r["problem_id"] not in differ]
     assert all(r["completion"] == m["completion"] for r, m in same)  # everything else as in style "cas"
+    # a mixed build's rows name their problem's style (the ones written otherwise among the "text" ones), and its
+    # stats count labels per style and category; a "cas" build's rows are as before
+    assert all("trap_style" not in r for r in cas)
+    text = {m["problem_id"] for m in mixed if m["trap_style"] == "text"}
+    assert differ <= text and {m["trap_style"] for m in mixed} == {"cas", "text"}
+    assert all(len({m["trap_style"] for m in mixed if m["problem_id"] == p}) == 1 for p in text)
+    from cooper_rl.rm.build import by_style
+
+    counts = by_style(mixed)
+    assert sum(c["n"] for cats in counts.values() for c in cats.values()) == len(mixed)
+    assert counts["text"]["latex_trap:sign"] == {"n": sum(m["answer_type"] == "latex_trap:sign" for m in mixed if m["trap_style"] == "text"), "positive": 0}  # fmt: skip
     import pytest
 
     with pytest.raises(ValueError, match="trap_style"):

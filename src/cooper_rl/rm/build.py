@@ -539,6 +539,17 @@ def _sample_row(r: dict, label: int, how: str) -> dict:
     }
 
 
+def by_style(latex: list[dict]) -> dict:
+    """{trap style: {category: {"n", "positive"}}} of a mixed build's latex rows: whether a way of writing the
+    answers marks one label (the CAS's rendering marked mostly wrong answers in round 4's rows)."""
+    per = defaultdict(lambda: defaultdict(Counter))
+    for r in latex:
+        c = per[r["trap_style"]][r["answer_type"]]
+        c["n"] += 1
+        c["positive"] += r["label"]
+    return {st: {k: dict(c) for k, c in sorted(cats.items())} for st, cats in sorted(per.items())}
+
+
 def run_rm_data(cfg: RMDataConfig) -> dict:
     """``cooper rm-data``: build the labelled rows, write them and per-category stats; return the stats."""
     if cfg.mode not in ("train", "suite"):
@@ -625,6 +636,7 @@ def run_rm_data(cfg: RMDataConfig) -> dict:
                     "split": split,
                     "problems_skipped": dict(sorted(latex_skipped.items())),
                     "forms_not_made": {f"{c} {w}": n for (c, w), n in sorted(latex_not_made.items())},
+                    **({"by_trap_style": by_style(latex)} if cfg.latex_trap_style == "mixed" else {}),
                 }
             }
             if cfg.latex_problems

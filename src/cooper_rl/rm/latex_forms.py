@@ -601,8 +601,8 @@ def latex_rows(
     suite every form that applies; each row carries the rules' verdicts (rules_say) and whether they disagree. The
     CAS's and the rules' verdicts are recorded in cache_path (a killed run resumes; a rebuild from the record asks
     nothing, see cas_says; retry_timeouts: ask the recorded timeouts again). trap_style: "cas", or "mixed" (the traps
-    of a random half of the problems written otherwise; module docstring). Also a Counter of forms not made by (category, reason) and of
-    problems skipped by reason."""
+    of a random half of the problems written otherwise; module docstring; a row of a mixed build names its problem's
+    style in `trap_style`). Also a Counter of forms not made by (category, reason) and of problems skipped by reason."""
     from cooper_rl.data import read_records
     from cooper_rl.io import DataError, append_jsonl, drop_cut_tail, iter_jsonl
 
@@ -656,6 +656,7 @@ def latex_rows(
                     "label_source": "construction+cas",
                     "rules": rule,
                     "rules_disagree": len(set(rule.values())) > 1,
+                    **({"trap_style": style} if trap_style == "mixed" else {}),
                 }
                 for (cat, text, label), rule in zip(made, rules)
             ]
