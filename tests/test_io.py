@@ -68,3 +68,12 @@ def test_jsonl_cut_tail_is_tolerated_where_asked_and_named_elsewhere(tmp_path):
     with pytest.raises(DataError, match="row 2"):
         read_jsonl(path)  # only a LAST line can be a cut one
     assert read_jsonl(tmp_path / "missing.jsonl", missing_ok=True) == []
+
+
+def test_atomic_write_makes_an_ordinary_file_not_a_private_one(tmp_path):
+    old = os.umask(0o022)
+    try:
+        atomic_write_json(tmp_path / "a.json", {})
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o644  # mkstemp alone gives 0600

@@ -28,6 +28,18 @@ class DataError(ValueError):
     """Bad input data; the message names the file, the row and the field."""
 
 
+def _umask() -> int:
+    """The process's umask: from /proc on Linux (no change of it, so no race with other threads), else by setting
+    it and setting it back."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_bytes(path: str | os.PathLike, payload: bytes) -> Path:
     """Write ``payload`` to ``path`` through a temp file in the same directory and a rename; return the path."""
     path = Path(path)
@@ -38,6 +50,7 @@ def atomic_write_bytes(path: str | os.PathLike, payload: bytes) -> Path:
             f.write(payload)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private (0600); a written file is an ordinary one
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
