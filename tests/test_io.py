@@ -74,6 +74,9 @@ def test_atomic_write_makes_an_ordinary_file_not_a_private_one(tmp_path):
     old = os.umask(0o022)
     try:
         atomic_write_json(tmp_path / "a.json", {})
+        os.umask(0o027)
+        atomic_write_json(tmp_path / "b.json", {})
     finally:
         os.umask(old)
     assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o644  # mkstemp alone gives 0600
+    assert (tmp_path / "b.json").stat().st_mode & 0o777 == 0o640  # the umask is read, not assumed

@@ -29,8 +29,7 @@ class DataError(ValueError):
 
 
 def _umask() -> int:
-    """The process's umask: from /proc on Linux (no change of it, so no race with other threads), else by setting
-    it and setting it back."""
+    """The process's umask (on Linux read without changing it, so no race with other threads)."""
     with contextlib.suppress(OSError, ValueError):
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith("Umask:"):
@@ -49,8 +48,8 @@ def atomic_write_bytes(path: str | os.PathLike, payload: bytes) -> Path:
         with os.fdopen(fd, "wb") as f:
             f.write(payload)
             f.flush()
+            os.fchmod(f.fileno(), 0o666 & ~_umask())  # mkstemp makes it private (0600); this is an ordinary file
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private (0600); a written file is an ordinary one
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
