@@ -746,3 +746,43 @@ def test_a_run_resumed_at_its_last_checkpoint_is_finished_not_trained_further(as
     for before, d in ((policy, "policy"), (rm, "rm")):
         after = load_file(tmp_path / d / "model.safetensors")
         assert after.keys() == before.keys() and all(after[k].equal(before[k]) for k in before), d
+
+
+def test_a_run_resumed_after_its_first_epoch_trains_on_the_prompts_an_uninterrupted_one_does(
+    assets, tmp_path, one_thread
+):
+    """4 prompts, one per step: epochs of 4 steps. A run stopped at step 6 (inside epoch 2) and resumed to step 12
+    sees at every step the prompt of a run that never stopped (TRL's sampler alone replays epoch 1's order there)."""
+
+    def prompts(out):
+        seen = {}
+        for line in (Path(out) / "rollouts.jsonl").read_text().splitlines():
+            r = json.loads(line)
+            seen.setdefault(r["step"], r["question"])
+        return [seen[s] for s in sorted(seen)]
+
+    kw = {"prompts_per_step": 1, "save_steps": 1, "max_steps": 12}
+    run_rl(config(assets, tmp_path / "whole", "rule", **kw))
+    whole = prompts(tmp_path / "whole")
+    epochs = [tuple(whole[i : i + 4]) for i in range(0, 12, 4)]
+    assert len(set(epochs)) > 1 and all(sorted(e) == sorted(epochs[0]) for e in epochs)  # reshuffled every epoch
+    run_rl(config(assets, tmp_path / "cut", "rule", **{**kw, "max_steps": 6}))
+    run_rl(config(assets, tmp_path / "cut", "rule", **kw, resume_from_checkpoint="last"))
+    assert prompts(tmp_path / "cut") == whole
+
+
+def test_the_epoch_exact_sampler_keeps_trls_uninterrupted_order():
+    from trl.trainer.utils import RepeatSampler
+
+    from cooper_rl.rl.trl_internals import EpochExactSampler
+
+    def make():
+        return RepeatSampler(list(range(10)), mini_repeat_count=2, batch_size=3, repeat_count=2, seed=5)
+
+    trl_own, ours = make(), EpochExactSampler(make())
+    epochs = [list(trl_own) for _ in range(3)]
+    assert len({tuple(e) for e in epochs}) == 3
+    assert [list(ours) for _ in range(3)] == epochs  # counting epochs by itself
+    resumed = EpochExactSampler(make())
+    resumed.set_epoch(2)  # a new process, told the epoch (transformers does on resume)
+    assert list(resumed) == epochs[2] and len(resumed) == len(make())

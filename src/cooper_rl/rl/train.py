@@ -48,7 +48,7 @@ from cooper_rl.rl.rollout_speed import (
     install_padding_trimmer,
     install_sampler_logprobs,
 )
-from cooper_rl.rl.trl_internals import check_trl, score_completions_only
+from cooper_rl.rl.trl_internals import check_trl, epoch_exact_sampler, score_completions_only
 from cooper_rl.trainer_hooks import SaveOnSignal, checkpoint_step, resolve_checkpoint, signal_at, train_until_signal
 
 log = logging.getLogger(__name__)
@@ -257,6 +257,7 @@ def build_trainer(cfg: RLConfig):
         processing_class=tokenizer,
         callbacks=[RMCheckpointCallback(reward)] if cfg.reward == "cooper" else None,
     )
+    epoch_exact_sampler(trainer)  # a resume after the first epoch keeps the prompt order (TRL's replays epoch 0's)
     if cfg.bf16_autocast and not cfg.bf16:
         trainer.add_callback(FP32Generation())
     if cfg.rollout_bf16_weights:

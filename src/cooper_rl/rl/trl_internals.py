@@ -11,6 +11,10 @@ cooper drives TRL's public API (GRPOTrainer, GRPOConfig, SFTTrainer, callbacks).
   padding too) elsewhere; ``score_completions_only`` makes the CPU take the same compact path (identical
   log-probs and gradients, ~40% less LM-head work on the CPU preset) by wrapping ``trl.trainer.utils._use_triton``.
 
+- a resume keeps the prompt order of a run that never stopped: ``epoch_exact_sampler`` wraps the sampler that
+  GRPOTrainer's private ``_get_train_sampler`` returns (TRL's own replays epoch 0's order after a resume in a later
+  epoch).
+
 These names are not TRL's API and may change in any release, so the TRL version is pinned in pyproject
 (``SUPPORTED_TRL``), and ``check_trl`` fails at start-up with a message naming that version if a method is
 missing, instead of profiling silently nothing.
@@ -27,6 +31,7 @@ TRAINER_METHODS = {
     "prepare_inputs": "_prepare_inputs",  # generation + scoring + advantages of a micro-batch
     "logps": "_get_per_token_logps_and_entropies",  # every log-prob forward (policy, old, reference)
 }
+TRAIN_SAMPLER = "_get_train_sampler"  # GRPOTrainer: builds the RepeatSampler of the prompts (epoch_exact_sampler)
 ACCELERATE_ORIGINAL_FORWARD = "_original_forward"  # set by accelerate.prepare_model under mixed precision
 FUSED_HEAD_COMPACT_SWITCH = "_use_triton"  # trl.trainer.utils: whether the fused LM head scores valid positions only
 
@@ -41,7 +46,8 @@ def check_trl() -> None:
     from trl import GRPOTrainer
     from trl.trainer import utils as trl_utils
 
-    missing = [f"GRPOTrainer.{m}" for m in TRAINER_METHODS.values() if not callable(getattr(GRPOTrainer, m, None))]
+    methods = (*TRAINER_METHODS.values(), TRAIN_SAMPLER)
+    missing = [f"GRPOTrainer.{m}" for m in methods if not callable(getattr(GRPOTrainer, m, None))]
     if not callable(getattr(trl_utils, FUSED_HEAD_COMPACT_SWITCH, None)):
         missing.append(f"trl.trainer.utils.{FUSED_HEAD_COMPACT_SWITCH}")
     if missing:
@@ -88,3 +94,40 @@ def score_completions_only() -> None:
     compact_everywhere.cooper_compact = True
     compact_everywhere.original = original
     setattr(trl_utils, FUSED_HEAD_COMPACT_SWITCH, compact_everywhere)
+
+
+class EpochExactSampler:
+    """TRL's RepeatSampler whose order in epoch e is the same in a resumed process as in one that never stopped.
+
+    RepeatSampler draws each epoch's permutation from one generator seeded once, and has no ``set_epoch``: a process
+    resumed in epoch e >= 1 starts that generator over and trains epoch e in epoch 0's order (some prompts twice,
+    others not at all in that epoch). This sampler re-seeds it and draws the e earlier permutations before each epoch,
+    so the uninterrupted order is TRL's own, unchanged; transformers sets the epoch on resume (set_epoch), and
+    successive iterations count epochs by themselves."""
+
+    def __init__(self, inner):
+        self.inner, self.epoch = inner, 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def __len__(self) -> int:
+        return len(self.inner)
+
+    def __iter__(self):
+        import torch
+
+        inner = self.inner
+        if getattr(inner, "shuffle", False) and getattr(inner, "seed", None) is not None:
+            inner.generator.manual_seed(inner.seed)
+            for _ in range(self.epoch):
+                torch.randperm(inner.num_samples, generator=inner.generator)
+        self.epoch += 1
+        return iter(inner)
+
+
+def epoch_exact_sampler(trainer) -> None:
+    """Make this GRPOTrainer's prompt sampler an EpochExactSampler (a resume keeps the uninterrupted prompt order)."""
+    check_trl()
+    original = getattr(trainer, TRAIN_SAMPLER)
+    setattr(trainer, TRAIN_SAMPLER, lambda *a, **k: EpochExactSampler(original(*a, **k)))
