@@ -765,7 +765,8 @@ def test_a_run_resumed_after_its_first_epoch_trains_on_the_prompts_an_uninterrup
     run_rl(config(assets, tmp_path / "whole", "rule", **kw))
     whole = prompts(tmp_path / "whole")
     epochs = [tuple(whole[i : i + 4]) for i in range(0, 12, 4)]
-    assert len(set(epochs)) > 1 and all(sorted(e) == sorted(epochs[0]) for e in epochs)  # reshuffled every epoch
+    assert all(sorted(e) == sorted(epochs[0]) for e in epochs)
+    assert whole[6:8] != whole[2:4]  # epoch 2's order there is not epoch 1's (what TRL's sampler alone would replay)
     run_rl(config(assets, tmp_path / "cut", "rule", **{**kw, "max_steps": 6}))
     run_rl(config(assets, tmp_path / "cut", "rule", **kw, resume_from_checkpoint="last"))
     assert prompts(tmp_path / "cut") == whole

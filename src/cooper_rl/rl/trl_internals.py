@@ -102,8 +102,9 @@ class EpochExactSampler:
     RepeatSampler draws each epoch's permutation from one generator seeded once, and has no ``set_epoch``: a process
     resumed in epoch e >= 1 starts that generator over and trains epoch e in epoch 0's order (some prompts twice,
     others not at all in that epoch). This sampler re-seeds it and draws the e earlier permutations before each epoch,
-    so the uninterrupted order is TRL's own, unchanged; transformers sets the epoch on resume (set_epoch), and
-    successive iterations count epochs by themselves."""
+    so the uninterrupted order is TRL's own, unchanged. accelerate's loader sets the epoch before every pass
+    (set_epoch); without one, successive passes count epochs themselves. Not yet in a multi-process run resumed
+    inside an epoch: accelerate's skip loader there does not forward set_epoch (that epoch's rest: epoch 0's order)."""
 
     def __init__(self, inner):
         self.inner, self.epoch = inner, 0
