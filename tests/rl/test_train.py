@@ -787,3 +787,52 @@ def test_the_epoch_exact_sampler_keeps_trls_uninterrupted_order():
     resumed = EpochExactSampler(make())
     resumed.set_epoch(2)  # a new process, told the epoch (transformers does on resume)
     assert list(resumed) == epochs[2] and len(resumed) == len(make())
+
+
+def test_a_multi_process_run_resumed_inside_an_epoch_keeps_the_uninterrupted_order():
+    """Process 0 of 2: accelerate's skip loader (a resume inside epoch 2) does not forward set_epoch to the sampler
+    under its BatchSamplerShard; epoch_exact_sampler's callback tells it the epoch from the trainer state. The loop
+    below is transformers' (Trainer._run_epoch: skip_first_batches, then set_epoch on the loader and on the
+    shard's batch sampler)."""
+    from types import SimpleNamespace
+
+    from accelerate.data_loader import prepare_data_loader, skip_first_batches
+    from torch.utils.data import DataLoader
+    from trl.trainer.utils import RepeatSampler
+
+    from cooper_rl.rl.trl_internals import epoch_exact_sampler
+
+    def process0(callbacks):
+        """A fake GRPOTrainer's prompt loader for process 0 of 2, wrapped by epoch_exact_sampler."""
+        trainer = SimpleNamespace(
+            _get_train_sampler=lambda: RepeatSampler(list(range(16)), mini_repeat_count=1, batch_size=2, seed=3),
+            add_callback=callbacks.append,
+        )
+        epoch_exact_sampler(trainer)
+        dl = DataLoader(list(range(16)), sampler=trainer._get_train_sampler(), batch_size=2)
+        return prepare_data_loader(dl, num_processes=2, process_index=0, put_on_device=False)
+
+    def run_epoch(loader, epoch):  # transformers 5's Trainer._run_epoch, as far as the sampler sees it
+        loader.set_epoch(epoch)
+        inner = getattr(loader.batch_sampler, "batch_sampler", None)
+        if hasattr(inner, "set_epoch"):
+            inner.set_epoch(epoch)
+        return [b.tolist() for b in loader]
+
+    callbacks = []
+    loader = process0(callbacks)
+    whole = []
+    for epoch in range(3):
+        callbacks[0].on_epoch_begin(None, SimpleNamespace(epoch=float(epoch)), None)
+        whole.append(run_epoch(loader, epoch))
+    assert len(whole[2]) == 4 and whole[2] != whole[0]
+
+    def resumed(with_callback):
+        callbacks = []
+        loader = process0(callbacks)
+        if with_callback:  # the state of a checkpoint after 2 of epoch 2's 4 steps
+            callbacks[0].on_epoch_begin(None, SimpleNamespace(epoch=2.5), None)
+        return run_epoch(skip_first_batches(loader, 2), 2)
+
+    assert resumed(with_callback=True) == whole[2][2:]
+    assert resumed(with_callback=False) == whole[0][2:]  # what the skip loader alone gives: epoch 0's order

@@ -103,8 +103,9 @@ class EpochExactSampler:
     resumed in epoch e >= 1 starts that generator over and trains epoch e in epoch 0's order (some prompts twice,
     others not at all in that epoch). This sampler re-seeds it and draws the e earlier permutations before each epoch,
     so the uninterrupted order is TRL's own, unchanged. accelerate's loader sets the epoch before every pass
-    (set_epoch); without one, successive passes count epochs themselves. Not yet in a multi-process run resumed
-    inside an epoch: accelerate's skip loader there does not forward set_epoch (that epoch's rest: epoch 0's order)."""
+    (set_epoch); without one, successive passes count epochs themselves. In a multi-process run resumed inside an
+    epoch, accelerate's skip loader does not forward set_epoch (its sampler sits under a BatchSamplerShard there):
+    ``epoch_exact_sampler``'s callback then sets the epoch from the trainer state at the epoch's start."""
 
     def __init__(self, inner):
         self.inner, self.epoch = inner, 0
@@ -128,7 +129,24 @@ class EpochExactSampler:
 
 
 def epoch_exact_sampler(trainer) -> None:
-    """Make this GRPOTrainer's prompt sampler an EpochExactSampler (a resume keeps the uninterrupted prompt order)."""
+    """Make this GRPOTrainer's prompt sampler an EpochExactSampler (a resume keeps the uninterrupted prompt order),
+    told the epoch at every epoch's start by a callback as well (the multi-process resume that set_epoch misses)."""
+    from transformers import TrainerCallback
+
     check_trl()
     original = getattr(trainer, TRAIN_SAMPLER)
-    setattr(trainer, TRAIN_SAMPLER, lambda *a, **k: EpochExactSampler(original(*a, **k)))
+    samplers: list[EpochExactSampler] = []
+
+    def make(*a, **k):
+        samplers.append(EpochExactSampler(original(*a, **k)))
+        return samplers[-1]
+
+    class EpochFromState(TrainerCallback):
+        def on_epoch_begin(self, args, state, control, **kwargs):
+            # state.epoch is fractional (e + steps done / steps per epoch, < e + 1 inside epoch e): its floor is the
+            # epoch about to run, also in a process resumed inside it; set_epoch, where it arrives, says the same
+            if samplers:
+                samplers[-1].set_epoch(int(state.epoch or 0))
+
+    setattr(trainer, TRAIN_SAMPLER, make)
+    trainer.add_callback(EpochFromState())
