@@ -115,17 +115,21 @@ def reference_value(ref: str, timeout: float, cache: dict | None = None, retry_t
     return None if isinstance(value, str) else value
 
 
+def top_level(s: str):
+    """(position, character) of each character of s outside all brackets and braces ('a+(b-c)' -> a, +, ) and
+    nothing of b-c; a closing bracket counts as outside)."""
+    depth = 0
+    for i, ch in enumerate(s):
+        depth += 1 if ch in "([{" else -1 if ch in ")]}" else 0
+        if depth == 0:
+            yield i, ch
+
+
 def top_level_items(answer: str) -> list[str]:
     """The comma-separated items of an answer at bracket depth 0 ('7,-7' -> ['7', '-7']; '(1, 2)' -> ['(1, 2)'])."""
-    items, depth, cur = [], 0, ""
-    for ch in answer:
-        depth += 1 if ch in "([{" else -1 if ch in ")]}" else 0
-        if ch == "," and depth == 0:
-            items.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    return [x for x in [*items, cur.strip()] if x]
+    cuts = [i for i, ch in top_level(answer) if ch == ","]
+    items = [answer[a + 1 : b].strip() for a, b in zip([-1, *cuts], [*cuts, len(answer)])]
+    return [x for x in items if x]
 
 
 def outer_brackets(answer: str) -> list[int]:
@@ -235,12 +239,7 @@ def correct_form(kind: str, ref: str, value, rng: random.Random) -> str | None:
 
 def _top_level_sum(s: str) -> bool:
     """Whether a LaTeX expression has a + or - outside all brackets and braces after its first character."""
-    depth = 0
-    for i, ch in enumerate(s):
-        depth += 1 if ch in "([{" else -1 if ch in ")]}" else 0
-        if depth == 0 and i > 0 and ch in "+-" and s[i - 1] not in "^_":
-            return True
-    return False
+    return any(i > 0 and ch in "+-" and s[i - 1] not in "^_" for i, ch in top_level(s))
 
 
 def _equation_side(ref: str) -> tuple[str, str]:
@@ -317,10 +316,9 @@ def text_terms(side: str) -> list[str]:
     """The terms of a sum at the top level as written, each with its sign and spacing ('x^{2}-4 x+1' -> ['x^{2}',
     '-4 x', '+1']): a + or - outside brackets and braces that follows an operand (not an operator, a relation, an
     opening bracket or a command such as \\times)."""
-    terms, depth, start = [], 0, 0
-    for i, ch in enumerate(side):
-        depth += 1 if ch in "([{" else -1 if ch in ")]}" else 0
-        if depth != 0 or ch not in "+-" or i == 0:
+    terms, start = [], 0
+    for i, ch in top_level(side):
+        if ch not in "+-" or i == 0:
             continue
         before = side[:i].rstrip()
         if before and (before[-1].isalnum() or before[-1] in ")]}.!'") and not re.search(r"\\[A-Za-z]+$", before):
