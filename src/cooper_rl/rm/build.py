@@ -539,15 +539,20 @@ def _sample_row(r: dict, label: int, how: str) -> dict:
     }
 
 
+def label_counts(rows: list[dict]) -> dict[str, Counter]:
+    """{category: Counter with "n" rows and "positive" ones} of labelled rows."""
+    per = defaultdict(Counter)
+    for r in rows:
+        per[r["answer_type"]].update(n=1, positive=r["label"])
+    return per
+
+
 def by_style(latex: list[dict]) -> dict:
     """{trap style: {category: {"n", "positive"}}} of a mixed build's latex rows: whether a way of writing the
     answers marks one label (the CAS's rendering marked mostly wrong answers in round 4's rows)."""
-    per = defaultdict(lambda: defaultdict(Counter))
-    for r in latex:
-        c = per[r["trap_style"]][r["answer_type"]]
-        c["n"] += 1
-        c["positive"] += r["label"]
-    return {st: {k: dict(c) for k, c in sorted(cats.items())} for st, cats in sorted(per.items())}
+    styles = sorted({r["trap_style"] for r in latex})
+    counts = {st: label_counts([r for r in latex if r["trap_style"] == st]) for st in styles}
+    return {st: {k: dict(c) for k, c in sorted(cats.items())} for st, cats in counts.items()}
 
 
 def run_rm_data(cfg: RMDataConfig) -> dict:
@@ -601,14 +606,11 @@ def run_rm_data(cfg: RMDataConfig) -> dict:
         )
     )
     strict = [r["rules"]["strict"] if "rules" in r else next(strict_other) for r in rows]
-    per = defaultdict(Counter)
+    per = label_counts(rows)
     for r in latex:
         per[r["answer_type"]]["rules_disagree"] += r["rules_disagree"]
     for r, s in zip(rows, strict):
-        c = per[r["answer_type"]]
-        c["n"] += 1
-        c["positive"] += r["label"]
-        c["rule_strict_agrees"] += int(s) == r["label"]
+        per[r["answer_type"]]["rule_strict_agrees"] += int(s) == r["label"]
     out = Path(cfg.output)
     write_jsonl(out, rows)
     digest = hashlib.sha256(out.read_bytes()).hexdigest()
