@@ -130,6 +130,12 @@ def run_report(d: Path, label: str) -> dict:
         "heldout": heldout,
         "heldout_gain": gains,
         "seconds_per_1k_rollouts": 1000 * sum(t["step_seconds"] for t in timing) / n_rollouts if n_rollouts else None,
+        # the step's torch threads (most steps'): 1 beside another run, 2 alone; costs compare at equal threads only
+        "torch_threads": max(
+            (t.get("torch_threads") for t in timing), key=[t.get("torch_threads") for t in timing].count
+        )
+        if timing
+        else None,
         "monitor": monitor_report(d, evals),
         "finished": finished_run(d),
         "peak_rss_gb": max((t["peak_rss_gb"] for t in timing if t.get("peak_rss_gb")), default=None),
@@ -529,6 +535,15 @@ def pick(rows: dict, settings: dict) -> dict:
         return {"pick": None, "waiting_for": [], "why": "every setting lost significantly on SVAMP or GSM8K"}
     best = max(r["heldout_gain"]["built-in test"]["gain"] for r in ok.values())
     close = {n: r for n, r in ok.items() if r["heldout_gain"]["built-in test"]["gain"] >= best - 1}
+    threads = {n: r["torch_threads"] for n, r in close.items()}
+    if len(set(threads.values())) > 1:  # predictions.md, addendum of 2026-12-02: no cost read across thread counts
+        return {
+            "pick": None,
+            "waiting_for": [],
+            "within_1_point": sorted(close),
+            "why": f"the settings within 1 point ran with different torch threads ({threads}): measure their cost "
+            "side by side, one thread each (benchmarks/presets.py), then pick the cheaper",
+        }
     name = min(close, key=lambda n: close[n]["seconds_per_1k_rollouts"])
     long = rows.get(f"{LONG}-s0")
     return {
@@ -556,6 +571,10 @@ def table(rows: dict) -> str:
         "| s/1k rollouts |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     out = []
+
+    def threads(r):  # the cost of a run with two torch threads (alone on the machine) is not the others'
+        return f" ({r['torch_threads']} threads)" if r.get("torch_threads") not in (None, 1) else ""
+
     for name, r in rows.items():
         bt = r["heldout"].get("built-in test", {})
         g = r["heldout_gain"]
@@ -573,7 +592,7 @@ def table(rows: dict) -> str:
             f"{fmt(r['all_wrong_groups'], '{:.2f}')} | {fmt(r['train_accuracy_first_quarter'])} → "
             f"{fmt(r['train_accuracy_last_quarter'])} | {fmt(r['train_accuracy_slope_per_1k'], '{:+.2f}')} | "
             f"{fmt(r['over_warmup_first_quarter'], '{:+.1f}')} → {fmt(r['over_warmup_last_quarter'], '{:+.1f}')} | {bts} | "
-            f"{gain('SVAMP')} | {gain('GSM8K')} | {fmt(r['seconds_per_1k_rollouts'], '{:.0f}')} |"
+            f"{gain('SVAMP')} | {gain('GSM8K')} | {fmt(r['seconds_per_1k_rollouts'], '{:.0f}')}{threads(r)} |"
         )
     return head + "\n".join(out) + "\n"
 

@@ -377,10 +377,10 @@ def test_the_monitor_table_counts_finished_runs_by_the_preregistered_collapse():
 def test_the_pick_follows_the_preregistered_rule():
     settings = {"settings": {n: {} for n in ("a", "b", "c", "d", "b64_long")}}
 
-    def row(builtin, lo, svamp_hi=1.0, gsm_hi=1.0, cost=1000.0, finished=True):
+    def row(builtin, lo, svamp_hi=1.0, gsm_hi=1.0, cost=1000.0, finished=True, threads=1):
         g = lambda m, low, high: {"gain": m, "ci95": (low, high)}  # noqa: E731
         gains = {"built-in test": g(builtin, lo, builtin + 3), "SVAMP": g(0, -1, svamp_hi), "GSM8K": g(0, -1, gsm_hi)}
-        return {"heldout_gain": gains, "seconds_per_1k_rollouts": cost, "finished": finished}
+        return {"heldout_gain": gains, "seconds_per_1k_rollouts": cost, "finished": finished, "torch_threads": threads}
 
     rows = {
         "a-s0": row(4.4, 1.6, cost=2400),
@@ -400,3 +400,8 @@ def test_the_pick_follows_the_preregistered_rule():
     assert report.pick(rows, settings)["seconds_per_1k_rollouts"] == {"a": 2400, "b": 2000}
     rows["b-s0"] = row(5.2, 0.5, cost=2000)
     assert report.pick(rows, settings)["pick_meets_target_seed0"]
+    rows["b-s0"] = row(3.6, 1.0, cost=1500, threads=2)  # within 1 point, its cost measured alone on 2 cores
+    p = report.pick(rows, settings)
+    assert p["pick"] is None and p["within_1_point"] == ["a", "b"] and "side by side" in p["why"]
+    rows["b-s0"] = row(2.0, 1.0, cost=1500, threads=2)  # not within 1 point: its threads do not matter
+    assert report.pick(rows, settings)["pick"] == "a"
