@@ -405,3 +405,5 @@ def test_the_pick_follows_the_preregistered_rule():
     assert p["pick"] is None and p["within_1_point"] == ["a", "b"] and "side by side" in p["why"]
     rows["b-s0"] = row(2.0, 1.0, cost=1500, threads=2)  # not within 1 point: its threads do not matter
     assert report.pick(rows, settings)["pick"] == "a"
+    rows["b-s0"] = row(3.6, 1.0, cost=2300)  # within 1 point but only 4 % cheaper: a cost within noise, a's gain wins
+    assert report.pick(rows, settings)["pick"] == "a"
