@@ -511,12 +511,14 @@ LONG = "b64_long"  # another budget: not a candidate for the pick (predictions.m
 COST_NOISE = 0.05  # costs within 5 % are equal for the pick: b64 and b64_lr3e-6 (identical compute) differed by ~3 %
 
 
-def pick(rows: dict, settings: dict) -> dict:
+def pick(rows: dict, settings: dict, measured: dict | None = None) -> dict:
     """predictions.md's pick from the sweep's seed-0 runs: among the settings whose SVAMP and GSM8K gains are not
     significantly negative (their CI's upper end >= 0), the largest built-in-test gain; within 1 point of it, the
-    cheapest (seconds per 1,000 rollouts). None until every candidate finished. Also whether the pick meets the
-    target on seed 0 and what b64_long says (predictions.md's rule 7: a pick below the target confirms at 6,400
-    rollouts if b64_long reaches it)."""
+    cheaper (seconds per 1,000 rollouts; within COST_NOISE of the cheapest: the larger gain). Costs come from the
+    runs where they ran with equal torch threads, else from `measured` ({setting: seconds per 1,000 rollouts},
+    results/costs.json: measured side by side, one thread each); None until every candidate finished or while such
+    a measurement is missing. Also whether the pick meets the target on seed 0 and what b64_long says
+    (predictions.md's rule 7: a pick below the target confirms at 6,400 rollouts if b64_long reaches it)."""
     names = [n for n in settings["settings"] if n != LONG]
     runs = {n: rows.get(f"{n}-s0") for n in names}
     waiting = [n for n, r in runs.items() if not (r and r["finished"])]
@@ -538,30 +540,34 @@ def pick(rows: dict, settings: dict) -> dict:
         return {"pick": None, "waiting_for": [], "why": "every setting lost significantly on SVAMP or GSM8K"}
     best = max(r["heldout_gain"]["built-in test"]["gain"] for r in ok.values())
     close = {n: r for n, r in ok.items() if r["heldout_gain"]["built-in test"]["gain"] >= best - 1}
+    long = rows.get(f"{LONG}-s0")
+    out = {
+        "pick": None,
+        "eligible": sorted(ok),
+        "within_1_point": sorted(close),
+        "b64_long_finished": bool(long and long["finished"]),
+        "b64_long_meets_target": bool(long and long["finished"] and meets(long)),
+    }
     threads = {n: r["torch_threads"] for n, r in close.items()}
-    if len(set(threads.values())) > 1:  # predictions.md, addendum of 2026-12-02: no cost read across thread counts
-        return {
-            "pick": None,
+    if len(set(threads.values())) == 1:  # wall-clock cost of the runs themselves (beside another job or alone)
+        cost = {n: r["seconds_per_1k_rollouts"] for n, r in close.items()}
+    elif measured and set(close) <= set(measured):  # predictions.md, addendum of 2026-12-02
+        cost = {n: measured[n] for n in close}
+    else:
+        return out | {
             "waiting_for": [],
-            "within_1_point": sorted(close),
             "why": f"the settings within 1 point ran with different torch threads ({threads}): measure their cost "
-            "side by side, one thread each (benchmarks/presets.py), then pick the cheaper",
+            "side by side, one thread each, into results/costs.json ({setting: seconds per 1,000 rollouts})",
         }
     # cheaper means more than COST_NOISE cheaper (identical-compute runs differed by ~3 %); among the settings that
     # cost about the least, the largest gain (predictions.md, addendum of 2026-12-02)
-    cheapest = min(r["seconds_per_1k_rollouts"] for r in close.values())
-    cheap = [n for n, r in close.items() if r["seconds_per_1k_rollouts"] <= cheapest * (1 + COST_NOISE)]
+    cheap = [n for n in close if cost[n] <= min(cost.values()) * (1 + COST_NOISE)]
     name = max(cheap, key=lambda n: close[n]["heldout_gain"]["built-in test"]["gain"])
-    long = rows.get(f"{LONG}-s0")
-    return {
+    return out | {
         "pick": name,
-        "eligible": sorted(ok),
-        "within_1_point": sorted(close),
-        # wall-clock cost, measured beside other jobs: identical-compute runs (b64, b64_lr3e-6) differ by ~3 %
-        "seconds_per_1k_rollouts": {n: round(r["seconds_per_1k_rollouts"]) for n, r in close.items()},
+        "seconds_per_1k_rollouts": {n: round(c) for n, c in cost.items()},
+        "cost_from": "runs" if len(set(threads.values())) == 1 else "results/costs.json",
         "pick_meets_target_seed0": meets(runs[name]),
-        "b64_long_finished": bool(long and long["finished"]),
-        "b64_long_meets_target": bool(long and long["finished"] and meets(long)),
     }
 
 
@@ -616,7 +622,8 @@ def main():
     import yaml
 
     settings = yaml.safe_load((HERE / "settings.yaml").read_text())
-    chosen = pick(rows, settings)
+    costs = results / "costs.json"  # settings' costs measured side by side (see pick)
+    chosen = pick(rows, settings, json.loads(costs.read_text()) if costs.is_file() else None)
     comp = comparison(settings, results / "runs", rows)
     atomic_write_json(  # every number of the experiment's report
         results / "summary.json",

@@ -403,6 +403,10 @@ def test_the_pick_follows_the_preregistered_rule():
     rows["b-s0"] = row(3.6, 1.0, cost=1500, threads=2)  # within 1 point, its cost measured alone on 2 cores
     p = report.pick(rows, settings)
     assert p["pick"] is None and p["within_1_point"] == ["a", "b"] and "side by side" in p["why"]
+    assert p["b64_long_meets_target"]  # the rest of the report stays
+    assert report.pick(rows, settings, {"a": 2400})["pick"] is None  # b's side-by-side cost still missing
+    p = report.pick(rows, settings, {"a": 2400, "b": 2600})  # measured side by side: a is cheaper
+    assert p["pick"] == "a" and p["cost_from"] == "results/costs.json" and p["seconds_per_1k_rollouts"]["b"] == 2600
     rows["b-s0"] = row(2.0, 1.0, cost=1500, threads=2)  # not within 1 point: its threads do not matter
     assert report.pick(rows, settings)["pick"] == "a"
     rows["b-s0"] = row(3.6, 1.0, cost=2300)  # within 1 point but only 4 % cheaper: a cost within noise, a's gain wins

@@ -825,7 +825,7 @@ def test_a_multi_process_run_resumed_inside_an_epoch_keeps_the_uninterrupted_ord
     for epoch in range(3):
         callbacks[0].on_epoch_begin(None, SimpleNamespace(epoch=float(epoch)), None)
         whole.append(run_epoch(loader, epoch))
-    assert len(whole[2]) == 4 and whole[2] != whole[0]
+    assert len(whole[2]) == 4 and whole[2][2:] != whole[0][2:]  # the two orders differ where the resume starts
 
     def resumed(with_callback):
         callbacks = []
