@@ -24,6 +24,7 @@ Per run:
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -131,11 +132,7 @@ def run_report(d: Path, label: str) -> dict:
         "heldout_gain": gains,
         "seconds_per_1k_rollouts": 1000 * sum(t["step_seconds"] for t in timing) / n_rollouts if n_rollouts else None,
         # the step's torch threads (most steps'): 1 beside another run, 2 alone; costs compare at equal threads only
-        "torch_threads": max(
-            (t.get("torch_threads") for t in timing), key=[t.get("torch_threads") for t in timing].count
-        )
-        if timing
-        else None,
+        "torch_threads": statistics.mode(t.get("torch_threads") for t in timing) if timing else None,
         "monitor": monitor_report(d, evals),
         "finished": finished_run(d),
         "peak_rss_gb": max((t["peak_rss_gb"] for t in timing if t.get("peak_rss_gb")), default=None),
@@ -543,6 +540,7 @@ def pick(rows: dict, settings: dict, measured: dict | None = None) -> dict:
     long = rows.get(f"{LONG}-s0")
     out = {
         "pick": None,
+        "waiting_for": [],
         "eligible": sorted(ok),
         "within_1_point": sorted(close),
         "b64_long_finished": bool(long and long["finished"]),
@@ -550,25 +548,22 @@ def pick(rows: dict, settings: dict, measured: dict | None = None) -> dict:
     }
     threads = {n: r["torch_threads"] for n, r in close.items()}
     if len(set(threads.values())) == 1:  # wall-clock cost of the runs themselves (beside another job or alone)
-        cost = {n: r["seconds_per_1k_rollouts"] for n, r in close.items()}
+        cost, out["cost_from"] = {n: r["seconds_per_1k_rollouts"] for n, r in close.items()}, "runs"
     elif measured and set(close) <= set(measured):  # predictions.md, addendum of 2026-12-02
-        cost = {n: measured[n] for n in close}
+        cost, out["cost_from"] = {n: measured[n] for n in close}, "results/costs.json"
     else:
-        return out | {
-            "waiting_for": [],
-            "why": f"the settings within 1 point ran with different torch threads ({threads}): measure their cost "
-            "side by side, one thread each, into results/costs.json ({setting: seconds per 1,000 rollouts})",
-        }
+        out["why"] = (
+            f"the settings within 1 point ran with different torch threads ({threads}): measure their cost "
+            "side by side, one thread each, into results/costs.json ({setting: seconds per 1,000 rollouts})"
+        )
+        return out
     # cheaper means more than COST_NOISE cheaper (identical-compute runs differed by ~3 %); among the settings that
     # cost about the least, the largest gain (predictions.md, addendum of 2026-12-02)
     cheap = [n for n in close if cost[n] <= min(cost.values()) * (1 + COST_NOISE)]
-    name = max(cheap, key=lambda n: close[n]["heldout_gain"]["built-in test"]["gain"])
-    return out | {
-        "pick": name,
-        "seconds_per_1k_rollouts": {n: round(c) for n, c in cost.items()},
-        "cost_from": "runs" if len(set(threads.values())) == 1 else "results/costs.json",
-        "pick_meets_target_seed0": meets(runs[name]),
-    }
+    out["pick"] = max(cheap, key=lambda n: close[n]["heldout_gain"]["built-in test"]["gain"])
+    out["seconds_per_1k_rollouts"] = {n: round(c) for n, c in cost.items()}
+    out["pick_meets_target_seed0"] = meets(runs[out["pick"]])
+    return out
 
 
 def fmt(x, form="{:.1f}") -> str:
