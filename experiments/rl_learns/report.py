@@ -36,6 +36,7 @@ from cooper_rl.learning_signal import group_advantages, learning_signal  # noqa:
 from stats import bootstrap_se, ci95, difference, eval_scores, mean, slope_per_1000  # noqa: E402
 
 COLLAPSE = 5.0  # points of held-out accuracy below step 0 (predictions.md §4, issue 67 §6)
+ARMS = ("cooper_paper", "cooper_paper_noscale")  # §4: the paper's Cooper and its intervention arm
 PASSRATES = HERE / "data" / "train_filtered.jsonl.passrates.jsonl"
 I15 = HERE.parent / "reward_hacking" / "results" / "runs"
 SETS = {"builtin:test": "built-in test", "svamp_heldout": "SVAMP", "gsm8k_test": "GSM8K"}
@@ -105,7 +106,7 @@ def run_report(d: Path, label: str) -> dict:
                 gains[set_name(ds)] = {"gain": m, "ci95": ci95([m], [diff]), "paired": True}
             else:  # two independent draws of problems: the two bootstrap errors add
                 a, b = (100 * sum(x[ds].values()) / len(x[ds]) for x in (start, end))
-                se = (bootstrap_se([{i: 100 * v for i, v in start[ds].items()}]) ** 2 + bootstrap_se([{i: 100 * v for i, v in end[ds].items()}]) ** 2) ** 0.5  # fmt: skip
+                se = sum(bootstrap_se([{i: 100 * v for i, v in x[ds].items()}]) ** 2 for x in (start, end)) ** 0.5
                 gains[set_name(ds)] = {"gain": b - a, "ci95": (b - a - 1.96 * se, b - a + 1.96 * se), "paired": False}
     n_rollouts = sum(len(c) for c in calls)
     return {
@@ -358,7 +359,7 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
                 s: rows[d.name]["heldout_gain"].get("built-in test", {}).get("gain")
                 for s, d in runs.items()
                 if d.name in rows
-            },  # fmt: skip
+            },
             "rm_accuracy_by_step": {st: mean(v) for st, v in sorted(rm_acc.items())},
             "rm_change": {
                 "mean": mean(rm[s][0] for s in with_rm),
@@ -368,7 +369,7 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
             "mechanism": {s: mechanism(d, cfgs[s]) for s, d in runs.items()},
             "train_slope_by_seed": {
                 s: rows[d.name]["train_accuracy_slope_per_1k"] for s, d in runs.items() if d.name in rows
-            },  # fmt: skip
+            },
         }
     return {"regime": regime, "conditions": out, "decisions": decisions(out)}
 
@@ -385,7 +386,7 @@ def decisions(c: dict) -> dict:
 def section4(c: dict) -> dict:
     """predictions.md §4: the collapse mechanism, tested by removing the std scaling (cooper_paper_noscale)."""
     paper, noscale = c["cooper_paper"], c["cooper_paper_noscale"]
-    q1 = {n: [c[n]["mechanism"][s]["pos_adv_to_wrong_q1"] for s in range(3)] for n in ("cooper_paper", "cooper_paper_noscale")}  # fmt: skip
+    q1 = {n: [c[n]["mechanism"][s]["pos_adv_to_wrong_q1"] for s in range(3)] for n in ARMS}
     collapsed = {"cooper_paper": len(paper["collapsed"]), "cooper_paper_noscale": len(noscale["collapsed"])}
     out = {"pos_adv_to_wrong_q1": q1, "collapsed": collapsed, "predictions": None, "seeds_lower": None}
     if None in q1["cooper_paper"] + q1["cooper_paper_noscale"]:  # a missing log is not a failed prediction
@@ -496,8 +497,9 @@ def comparison_table(comp: dict | None) -> str:
     if shas:
         lines += ["", f"**Runs of one condition started from different RMs:** {shas}"]
     d = comp["decisions"]
-    lines += ["", "§4 (pre-registered): " + (json.dumps(d["section4"]) if d["section4"] else "waiting for 3 seeds of both arms")]  # fmt: skip
-    lines += ["", "§5 (pre-registered): " + (json.dumps(d["section5"]) if d["section5"] else "waiting for 3 seeds of every condition")]  # fmt: skip
+    for section, waiting in (("section4", "both arms"), ("section5", "every condition")):
+        verdict = json.dumps(d[section]) if d[section] else f"waiting for 3 seeds of {waiting}"
+        lines += ["", f"§{section[-1]} (pre-registered): {verdict}"]
     return "\n".join(lines) + "\n"
 
 
