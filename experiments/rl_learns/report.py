@@ -47,6 +47,13 @@ def set_name(ds: str) -> str:
     return next((v for k, v in SETS.items() if k in ds), ds)
 
 
+def scores_at(d: Path, step: int) -> dict | None:
+    """eval_scores of run d at `step`, keyed by the evaluation file's name, not its path (the samples record the
+    absolute path: a run made in another checkout must pair with this one's)."""
+    scores = eval_scores(d, step)
+    return None if scores is None else {Path(ds).name if "/" in ds else ds: v for ds, v in scores.items()}
+
+
 def rollout_calls(d: Path) -> list[list[dict]]:
     """The logged rollouts of a run, one list per reward call, in order."""
     f = d / "rollouts.jsonl.gz"
@@ -89,7 +96,7 @@ def run_report(d: Path, label: str) -> dict:
     quarter = max(1, len(over) // 4)
     evals = read_jsonl(d / "evals.jsonl", missing_ok=True)
     last = evals[-1]["step"] if evals else None
-    start, end = eval_scores(d, 0), eval_scores(d, last) if last else None
+    start, end = scores_at(d, 0), scores_at(d, last) if last else None
     heldout = {}
     for e in evals:
         for ds, m in e["policy"].items():
@@ -280,13 +287,18 @@ def per_set(per_seed: list[dict | None], bounds: tuple[float, float] = (-100.0, 
 def rm_change(d: Path, last: int) -> tuple[float | None, dict | None]:
     """(change of the RM's accuracy on rm_eval_data from step 0 to `last`, in points; {row: change}) from the
     per-row scores, or (None, None) where they are missing."""
-    rows = []
+    rows, labels = [], []
     for step in (0, last):
         f = d / "eval" / f"step-{step}" / "rm_scores.json"
         if not f.is_file():
             return None, None
         r = json.loads(f.read_text())
+        if len(r["scores"]) != len(r["labels"]):
+            raise ValueError(f"{f}: {len(r['scores'])} scores for {len(r['labels'])} labels")
+        labels.append(r["labels"])
         rows.append([(sc >= 0.5) == bool(y) for sc, y in zip(r["scores"], r["labels"])])
+    if labels[0] != labels[1]:  # rows are paired by position: the evaluation set must not change within a run
+        raise ValueError(f"{d}: the RM evaluation set's labels at step 0 and step {last} differ (was it rebuilt?)")
     diff = {i: 100 * (int(b) - int(a)) for i, (a, b) in enumerate(zip(*rows))}
     return sum(diff.values()) / len(diff), diff
 
@@ -329,8 +341,8 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
         runs = {s: d for s, d in runs.items() if (d / "rl_config.json").is_file() and finished_run(d)}
         evals = {s: read_jsonl(d / "evals.jsonl") for s, d in runs.items()}
         last = {s: ev[-1]["step"] for s, ev in evals.items()}
-        ends[cond] = {s: eval_scores(d, last[s]) for s, d in runs.items()}
-        starts = {s: eval_scores(d, 0) for s, d in runs.items()}
+        ends[cond] = {s: scores_at(d, last[s]) for s, d in runs.items()}
+        starts = {s: scores_at(d, 0) for s, d in runs.items()}
         monitor = {s: monitor_report(d, evals[s]) for s, d in runs.items()}
         rm = {s: rm_change(d, last[s]) for s, d in runs.items()}
         rm_acc: dict[int, list] = {}

@@ -132,7 +132,7 @@ def spec(settings: dict, name: str) -> dict:
     if regime not in settings["settings"]:
         sys.exit(f"{name} is a comparison condition, but settings.yaml's regime is {regime!r}: the sweep picks it")
     base = settings["settings"][regime]
-    flags = base["flags"] | {"eval_steps": base["flags"]["max_steps"] // 2} | cond["flags"]
+    flags = base["flags"] | {"eval_steps": base["flags"]["max_steps"] // 2, "save_total_limit": 2} | cond["flags"]
     flags |= {"rm": settings["rms"][cond["rm"]]["path"], "rm_eval_data": settings["rm_eval_data"]}
     return {"filtered": base["filtered"], "flags": flags, "rm": cond["rm"]}
 
@@ -364,7 +364,12 @@ def main():
     ap.add_argument(
         "--jobs", type=int, default=2, help="runs (and prerequisites) side by side; runs/rl_learns/jobs overrides it"
     )
-    ap.add_argument("--threads", type=int, default=None, help="torch threads per job (default: cores / jobs)")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch threads per job (default: cores / jobs, the jobs file's number where it has one)",
+    )
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument(
         "--stop-at",
@@ -387,7 +392,11 @@ def main():
         check_schedule(settings, name, seed)
     if not args.report_only:
         ensure_inputs()
-    env = native_env(args.threads or (max(1, (os.cpu_count() or 2) // args.jobs) if args.jobs > 1 else None))
+
+    def env() -> dict:  # a job's threads: cores / jobs as they are when it starts (runs/rl_learns/jobs may change)
+        jobs = jobs_now(args.jobs)
+        return native_env(args.threads or (max(1, (os.cpu_count() or 2) // jobs) if jobs > 1 else None))
+
     todo = [] if args.report_only else [(n, s) for n, s in plan if not finished(settings, n, s)]
     running: dict = {}
     failed = []
@@ -419,7 +428,7 @@ def main():
                 else:
                     print(f"[rl_learns] {job} ({time.strftime('%H:%M:%S')})", flush=True)
                     log = open(RUNS / f"{job.replace(':', '-')}.log", "a")
-                    running[job] = subprocess.Popen(prereq_command(settings, job), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, pass_fds=(lock,), start_new_session=True)  # fmt: skip
+                    running[job] = subprocess.Popen(prereq_command(settings, job), cwd=ROOT, env=env(), stdout=log, stderr=subprocess.STDOUT, pass_fds=(lock,), start_new_session=True)  # fmt: skip
                     os.close(lock)
                 continue
             # a seed's step-0 evaluation is computed once: its other runs wait for the first to finish it; runs wait
@@ -451,7 +460,7 @@ def main():
                     f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {' '.join(cmd).replace(str(ROOT) + '/', '')}\n"
                 )
             print(f"[rl_learns] {name}:{seed} -> {out} ({time.strftime('%H:%M:%S')})", flush=True)
-            running[(name, seed)] = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=open(f"{out}.log", "a"), stderr=subprocess.STDOUT, pass_fds=(lock,))  # fmt: skip
+            running[(name, seed)] = subprocess.Popen(cmd, cwd=ROOT, env=env(), stdout=open(f"{out}.log", "a"), stderr=subprocess.STDOUT, pass_fds=(lock,))  # fmt: skip
             os.close(lock)
         time.sleep(60)
         for key, p in list(running.items()):

@@ -58,10 +58,18 @@ step "rm-data"
 $C rm-data --solutions $SHARED/gsm8k/train.jsonl $D/svamp_rm_train.jsonl builtin:train:400 --limit $N_TRAIN_GSM \
   --samples $V/samples_train_T0.6.jsonl $V/samples_train_T1.0.jsonl --exclude $SHARED/gsm8k/test.jsonl \
   --output $RUNS/train.jsonl --stats $V/train.stats.json --seed 0 > $V/rm_data_train.log
-$C rm-data --solutions $V/gsm8k_test_101_200.jsonl --mode suite --output $V/robustness.jsonl --seed 0 > $V/rm_data_suite.log
+# the evaluation suites are committed (issue 67's RL runs read heldout.jsonl while they run): a rebuild goes to $RUNS
+# and must match them byte for byte; it never rewrites them
+$C rm-data --solutions $V/gsm8k_test_101_200.jsonl --mode suite --output $RUNS/robustness.jsonl --seed 0 > $V/rm_data_suite.log
 $C rm-data --solutions $V/gsm8k_test_101_300.jsonl --mode suite --categories fmt:hash \
   --samples $V/samples_heldout.jsonl --sample_labels lenient --label_overrides $V/heldout_hand_labels.jsonl \
-  --output $V/heldout.jsonl --seed 0 > $V/rm_data_heldout.log
+  --output $RUNS/heldout.jsonl --seed 0 > $V/rm_data_heldout.log
+for f in robustness heldout; do
+  if [ ! -f $V/$f.jsonl ]; then cp $RUNS/$f.jsonl $V/$f.jsonl
+  elif ! cmp -s $RUNS/$f.jsonl $V/$f.jsonl; then
+    echo "the rebuilt $RUNS/$f.jsonl differs from the committed $V/$f.jsonl (left unchanged): compare them" >&2; exit 1
+  fi
+done
 
 for B in $BACKBONES; do
   case $B in

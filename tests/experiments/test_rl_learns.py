@@ -93,12 +93,21 @@ def test_a_condition_is_the_regime_with_its_own_flags_and_rm():
             for k, v in base.items()
             if k not in cond["flags"]
             and k not in ("output_dir", "seed", "eval_steps", "eval_step0_from", "resume_from_checkpoint")
+            and k != "save_total_limit"
         }
         assert {k: f.get(k) for k in same} == same, name
         assert int(f["eval_steps"]) == int(base["max_steps"]) // 2
+        assert int(f["save_total_limit"]) == 2  # a Cooper run's newest checkpoint gets its RM state last
     # the §4 intervention changes one factor
     a, b = (settings["conditions"][c]["flags"] for c in ("cooper_paper", "cooper_paper_noscale"))
     assert {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)} == {"scale_rewards"}
+    # in a regime without std scaling, every model-based condition but the intervention arm still scales (the
+    # paper's GRPO), and all keep the regime's loss_type (predictions.md, addendum of 2026-12-02)
+    settings["regime"] = "b64_drgrpo"
+    for name in settings["conditions"]:
+        f = flags_of(run.command(settings, name, 1))
+        assert f["scale_rewards"] == ("none" if name == "cooper_paper_noscale" else "group"), name
+        assert f["loss_type"] == "dr_grpo", name
 
 
 def test_a_condition_needs_a_regime():
@@ -411,3 +420,33 @@ def test_the_pick_follows_the_preregistered_rule():
     assert report.pick(rows, settings)["pick"] == "a"
     rows["b-s0"] = row(3.6, 1.0, cost=2300)  # within 1 point but only 4 % cheaper: a cost within noise, a's gain wins
     assert report.pick(rows, settings)["pick"] == "a"
+
+
+def test_rm_change_pairs_rows_only_on_the_same_evaluation_set(tmp_path):
+    def scores(step, scores, labels):
+        d = tmp_path / "eval" / f"step-{step}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "rm_scores.json").write_text(json.dumps({"scores": scores, "labels": labels}))
+
+    scores(0, [0.9, 0.2], [1, 0])
+    scores(4, [0.9, 0.8], [1, 0])
+    assert report.rm_change(tmp_path, 4) == (-50.0, {0: 0, 1: -100})
+    scores(4, [0.9, 0.8], [1, 1])  # the set was rebuilt with other labels: no silent pairing
+    import pytest
+
+    with pytest.raises(ValueError, match="differ"):
+        report.rm_change(tmp_path, 4)
+
+
+def test_evaluation_sets_pair_across_checkouts(tmp_path):
+    def samples(run, root):
+        d = tmp_path / run / "eval" / "step-0"
+        d.mkdir(parents=True)
+        rows = [{"dataset": f"{root}/runs/rl_learns/eval/svamp_heldout.jsonl", "id": 1, "correct": True}]
+        rows += [{"dataset": "builtin:test:300:1,2", "id": "a", "correct": False}]
+        with gzip.open(d / "samples.jsonl.gz", "wt") as f:
+            f.writelines(json.dumps(r) + "\n" for r in rows)
+        return report.scores_at(tmp_path / run, 0)
+
+    a, b = samples("a", "/work/main"), samples("b", "/elsewhere/clone")
+    assert a == b == {"svamp_heldout.jsonl": {1: 1.0}, "builtin:test:300:1,2": {"a": 0.0}}
