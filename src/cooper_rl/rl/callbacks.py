@@ -343,7 +343,7 @@ class EvalCallback(TrainerCallback):
         """Run both evaluations now (at step 0 the policy's may be reused: cfg.eval_step0_from); return (and
         append) the record."""
         from cooper_rl.evaluate import evaluate
-        from cooper_rl.rm.evaluate import labelled_metrics
+        from cooper_rl.rm.evaluate import binary_metrics, labelled_scores
 
         cfg, out = self.cfg, Path(self.cfg.output_dir)
         ecfg = self.eval_config(step)
@@ -370,8 +370,8 @@ class EvalCallback(TrainerCallback):
             rec["policy_eval_reused_from"] = reused[1]
         rm = getattr(self.reward, "rm", None)
         if self.rm_rows is not None and rm is not None:
-            scores: list[float] = []
-            rec["rm"] = labelled_metrics(rm, self.rm_rows, batch_size=cfg.rm_batch_size, scores=scores)
+            scores = labelled_scores(rm, self.rm_rows, batch_size=cfg.rm_batch_size)
+            rec["rm"] = binary_metrics([r["label"] for r in self.rm_rows], scores)
             # per row, in rm_eval_data's order: what a CI on the RM's accuracy over training pairs across evaluations
             atomic_write_json(
                 out / "eval" / f"step-{step}" / "rm_scores.json",

@@ -153,15 +153,14 @@ def binary_metrics(labels, probs, threshold: float = 0.5) -> dict:
     }
 
 
-def labelled_metrics(rm, rows: list[dict], batch_size: int = 64, scores: list | None = None) -> dict:
-    """binary_metrics of a VerifyRM's scores on labelled rows (question, reference, completion, label); `scores`, a
-    list, receives the per-row scores (for paired comparisons and CIs across evaluations)."""
-    probs = rm.score(
-        *([row[k] for row in rows] for k in ("question", "reference", "completion")), batch_size=batch_size
-    )
-    if scores is not None:
-        scores.extend(float(p) for p in probs)
-    return binary_metrics([row["label"] for row in rows], probs)
+def labelled_scores(rm, rows: list[dict], batch_size: int = 64) -> list[float]:
+    """A VerifyRM's score of each labelled row (question, reference, completion), in the rows' order."""
+    return rm.score(*([row[k] for row in rows] for k in ("question", "reference", "completion")), batch_size=batch_size)
+
+
+def labelled_metrics(rm, rows: list[dict], batch_size: int = 64) -> dict:
+    """binary_metrics of a VerifyRM's scores on labelled rows (question, reference, completion, label)."""
+    return binary_metrics([row["label"] for row in rows], labelled_scores(rm, rows, batch_size))
 
 
 def format_table(report: dict) -> str:
