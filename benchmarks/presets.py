@@ -2,13 +2,14 @@
 issue 15's).
 
   python benchmarks/presets.py CONFIG_A CONFIG_B [--rollouts 320] [--rounds 2] [--policy runs/sft-builtin100/policy]
+                               [--datasets builtin:train:200:1,2] [--output presets]
 
 Each round starts one `cooper rl` per preset at once (one torch thread each: the two cores of the experiments' two
 jobs), rule reward, fp32, the same built-in prompts and seed, --rollouts rollouts each (max_steps = rollouts /
 (prompts_per_step x num_generations)); gradient_accumulation_steps as the preset says. Per run: the seconds of its
 training steps (timing.jsonl) after its first generation batch (warm-up: lazy imports, first allocations), per 1,000
 rollouts. Headline: B / A ratio of rollouts per hour, median over rounds. The presets swap their order each round.
-Writes benchmarks/results/presets.json.
+Writes benchmarks/results/OUTPUT.json (presets.json).
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ def main():
     ap.add_argument("--rollouts", type=int, default=320, help="rollouts per run (a multiple of both presets' steps)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--policy", default="runs/sft-builtin100/policy")
+    ap.add_argument("--datasets", nargs="+", default=["builtin:train:200:1,2"], help="the runs' training prompts")
+    ap.add_argument("--output", default="presets", help="the result's name under benchmarks/results/")
     args = ap.parse_args()
     if len(set(args.configs)) != 2:
         sys.exit("two different configs, please")
@@ -64,7 +67,7 @@ def main():
             shutil.rmtree(out, ignore_errors=True)
             steps = args.rollouts // (cfg["prompts_per_step"] * cfg["num_generations"])
             cmd = [cooper, "rl", "--config", c, "--reward", "rule", "--policy", args.policy, "--output_dir", str(out)]
-            cmd += ["--datasets", "builtin:train:200:1,2", "--data_seed", "1000", "--seed", "0"]
+            cmd += ["--datasets", *args.datasets, "--data_seed", "1000", "--seed", "0"]
             cmd += [
                 "--max_steps",
                 str(steps),
@@ -91,13 +94,14 @@ def main():
         "training steps after the first generation batch per 1,000 rollouts",
         "configs": {c: cfg for c, cfg in zip(args.configs, cfgs)},
         "rollouts_per_run": args.rollouts,
+        "datasets": args.datasets,
         "rounds": args.rounds,
         "seconds_per_1k_rollouts": per,
         "median_seconds_per_1k_rollouts": med,
         "rollouts_per_hour": {c: 3.6e6 / m for c, m in med.items()},
         "b_over_a_rollouts_per_hour": med[a] / med[b],
     }
-    write_result("presets", result)
+    write_result(args.output, result)
     print(json.dumps({"rollouts_per_hour": result["rollouts_per_hour"], "B/A": result["b_over_a_rollouts_per_hour"]}))
 
 

@@ -568,7 +568,7 @@ def pick(rows: dict, settings: dict, measured: dict | None = None) -> dict:
     else:
         out["why"] = (
             f"the settings within 1 point ran with different torch threads ({threads}): measure their cost "
-            "side by side, one thread each, into results/costs.json ({setting: seconds per 1,000 rollouts})"
+            "side by side, one thread each, into results/costs.json: experiments/rl_learns/costs.py A B"
         )
         return out
     # cheaper means more than COST_NOISE cheaper (identical-compute runs differed by ~3 %); among the settings that

@@ -450,3 +450,15 @@ def test_evaluation_sets_pair_across_checkouts(tmp_path):
 
     a, b = samples("a", "/work/main"), samples("b", "/elsewhere/clone")
     assert a == b == {"svamp_heldout.jsonl": {1: 1.0}, "builtin:test:300:1,2": {"a": 0.0}}
+
+
+def test_a_cost_benchmark_runs_the_settings_step_without_its_schedule():
+    costs = load_script("costs", HERE)
+    settings = yaml.safe_load((HERE / "settings.yaml").read_text())
+    names = {f.name for f in RLConfig.__dataclass_fields__.values()}
+    a, b = costs.config(settings, "b64"), costs.config(settings, "b64_drgrpo")
+    assert set(a) <= names and set(b) <= names
+    assert {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)} == {"loss_type", "scale_rewards"}
+    assert a["prompts_per_step"] * a["num_generations"] == 64 and a["steps_per_generation"] == 1
+    assert a["gradient_accumulation_steps"] == 4 and a["bf16_autocast"] is False
+    assert not {"max_steps", "eval_steps", "save_steps"} & set(a)
