@@ -7,9 +7,10 @@ of 2026-12-02).
 Writes each setting's `cooper rl` config (configs/rl_cpu.yaml with settings.yaml's common flags and the setting's
 own, less its schedule and evaluation) to runs/rl_learns/costs/NAME.yaml, runs benchmarks/presets.py on the two
 (on the prompts the setting trains on, from the warm-up policy; first generation batch not timed; median over
-rounds, the order swapped each round; record in benchmarks/results/costs_A_B.json) and adds the two medians to
-results/costs.json ({setting: seconds per 1,000 rollouts}), which report.py's pick reads. More than two settings:
-run it per pair with the same first setting.
+rounds, the order swapped each round; record in benchmarks/results/costs_A_B.json) and appends the pair's medians to
+results/costs.json ({"pairs": [{A: seconds per 1,000 rollouts, B: ...}, ...]}), which report.py's pick reads: costs
+of one pair compare directly, costs of different pairs only as ratios to a setting both were measured beside. More
+than two settings: run it per pair with the same first setting.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ def config(settings: dict, name: str) -> dict:
     if name not in settings["settings"]:
         sys.exit(f"unknown setting {name!r}; settings.yaml has {sorted(settings['settings'])}")
     base = yaml.safe_load((ROOT / "configs" / "rl_cpu.yaml").read_text())
-    merged = base | settings["common"] | settings["settings"][name]["flags"]
+    monitor = yaml.safe_load((HERE / "monitor.yaml").read_text())  # as run.py's command: the runs' own flags
+    merged = base | settings["common"] | monitor | settings["settings"][name]["flags"]
     return {k: v for k, v in merged.items() if k not in NOT_COST}
 
 
@@ -51,9 +53,11 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
     paths = []
     for name in args.settings:
-        paths.append(work / f"{name}.yaml")
-        atomic_write_text(paths[-1], yaml.safe_dump(config(settings, name), sort_keys=False))
+        paths.append((work / f"{name}.yaml").relative_to(ROOT))  # presets.py keys its record by this string
+        atomic_write_text(ROOT / paths[-1], yaml.safe_dump(config(settings, name), sort_keys=False))
     filtered = {settings["settings"][n]["filtered"] for n in args.settings}
+    if len(filtered) > 1:
+        sys.exit("one setting trains on the filtered prompts, the other not: their costs are not measured together")
     data = [settings["filter"]["output"]] if filtered == {True} else settings["filter"]["datasets"]
     out = f"costs_{args.settings[0]}_{args.settings[1]}"
     cmd = [sys.executable, str(ROOT / "benchmarks" / "presets.py"), *map(str, paths), "--rounds", str(args.rounds)]
@@ -61,8 +65,8 @@ def main():
     subprocess.run(cmd, cwd=ROOT, check=True)
     med = json.loads((ROOT / "benchmarks" / "results" / f"{out}.json").read_text())["median_seconds_per_1k_rollouts"]
     costs_file = HERE / "results" / "costs.json"
-    costs = json.loads(costs_file.read_text()) if costs_file.is_file() else {}
-    costs |= {name: med[str(p)] for name, p in zip(args.settings, paths)}
+    costs = json.loads(costs_file.read_text()) if costs_file.is_file() else {"pairs": []}
+    costs["pairs"].append({name: med[str(p)] for name, p in zip(args.settings, paths)})
     atomic_write_json(costs_file, costs)
     print(json.dumps(costs))
 

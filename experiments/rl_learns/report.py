@@ -51,7 +51,12 @@ def scores_at(d: Path, step: int) -> dict | None:
     """eval_scores of run d at `step`, keyed by the evaluation file's name, not its path (the samples record the
     absolute path: a run made in another checkout must pair with this one's)."""
     scores = eval_scores(d, step)
-    return None if scores is None else {Path(ds).name if "/" in ds else ds: v for ds, v in scores.items()}
+    if scores is None:
+        return None
+    named = {Path(ds).name if "/" in ds else ds: v for ds, v in scores.items()}
+    if len(named) != len(scores):
+        raise ValueError(f"{d} step {step}: two evaluation sets share a file name: {sorted(scores)}")
+    return named
 
 
 def rollout_calls(d: Path) -> list[list[dict]]:
@@ -344,7 +349,12 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
         ends[cond] = {s: scores_at(d, last[s]) for s, d in runs.items()}
         starts = {s: scores_at(d, 0) for s, d in runs.items()}
         monitor = {s: monitor_report(d, evals[s]) for s, d in runs.items()}
-        rm = {s: rm_change(d, last[s]) for s, d in runs.items()}
+        rm, refused = {}, {}
+        for s, d in runs.items():
+            try:
+                rm[s] = rm_change(d, last[s])
+            except ValueError as e:  # the RM's evaluation set changed within the run: no paired change
+                rm[s], refused[s] = (None, None), str(e)
         rm_acc: dict[int, list] = {}
         for ev in evals.values():
             for step, e in {e["step"]: e for e in ev if e.get("rm")}.items():  # once per step (the last, if resumed)
@@ -377,13 +387,15 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
                 "mean": mean(rm[s][0] for s in with_rm),
                 "by_seed": {s: rm[s][0] for s in with_rm},
                 "ci95": ci95([rm[s][0] for s in with_rm], [rm[s][1] for s in with_rm]) if with_rm else None,
+                "refused": refused,
             },
             "mechanism": {s: mechanism(d, cfgs[s]) for s, d in runs.items()},
             "train_slope_by_seed": {
                 s: rows[d.name]["train_accuracy_slope_per_1k"] for s, d in runs.items() if d.name in rows
             },
         }
-    return {"regime": regime, "conditions": out, "decisions": decisions(out)}
+    scaling = settings["settings"][regime]["flags"].get("scale_rewards", "group")  # cooper rl's default: group
+    return {"regime": regime, "regime_scale_rewards": scaling, "conditions": out, "decisions": decisions(out)}
 
 
 def decisions(c: dict) -> dict:
@@ -505,6 +517,19 @@ def comparison_table(comp: dict | None) -> str:
             f"{signed((r['vs_rule'] or {}).get('mean of sets'))} | {rm} | "
             f"{m('pos_adv_to_wrong_q1', '{:.2f}')} | {m('mean_abs_advantage', '{:.2f}')} | {m('kl_last_quarter', '{:.4f}')} |"
         )
+    if comp["regime_scale_rewards"] != "group":  # predictions.md, addendum of 2026-12-02
+        lines += [
+            "",
+            f"**`rule` runs the regime's advantage scaling (`scale_rewards: {comp['regime_scale_rewards']}`), the "
+            "model-based conditions but `cooper_paper_noscale` the paper's (the group's std): a condition − rule "
+            "compares two scalings as well as two rewards.**",
+        ]
+    refused = {n: r["rm_change"]["refused"] for n, r in comp["conditions"].items() if r["rm_change"]["refused"]}
+    if refused:
+        lines += [
+            "",
+            f"**RM accuracy change not computed (the RM's evaluation set changed within the run):** {refused}",
+        ]
     shas = {n: r["rm_sha256"] for n, r in comp["conditions"].items() if len(r["rm_sha256"]) > 1}
     if shas:
         lines += ["", f"**Runs of one condition started from different RMs:** {shas}"]
@@ -522,14 +547,34 @@ LONG = "b64_long"  # another budget: not a candidate for the pick (predictions.m
 COST_NOISE = 0.05  # costs within 5 % are equal for the pick: b64 and b64_lr3e-6 (identical compute) differed by ~3 %
 
 
-def pick(rows: dict, settings: dict, measured: dict | None = None) -> dict:
+def side_by_side(names, pairs: list[dict]) -> tuple[dict, bool] | None:
+    """The costs of `names` from side-by-side measurements (results/costs.json's pairs, each {setting: seconds per
+    1,000 rollouts} of two settings measured together): (seconds, True) where one pair holds them all, else (costs
+    relative to one setting measured beside each of the others, False); None where the pairs do not connect them.
+    Costs of different measurements are never compared directly (the machine's speed varies between them)."""
+    for p in reversed(pairs):  # the latest measurement first
+        if set(names) <= set(p):
+            return {n: p[n] for n in names}, True
+    for ref in names:
+        rel = {ref: 1.0}
+        for n in names:
+            p = next((p for p in reversed(pairs) if {ref, n} <= set(p)), None)
+            if p is None:
+                break
+            rel[n] = p[n] / p[ref]
+        else:
+            return rel, False
+    return None
+
+
+def pick(rows: dict, settings: dict, measured: list[dict] | None = None) -> dict:
     """predictions.md's pick from the sweep's seed-0 runs: among the settings whose SVAMP and GSM8K gains are not
     significantly negative (their CI's upper end >= 0), the largest built-in-test gain; within 1 point of it, the
     cheaper (seconds per 1,000 rollouts; within COST_NOISE of the cheapest: the larger gain). Costs come from the
-    runs where they ran with equal torch threads, else from `measured` ({setting: seconds per 1,000 rollouts},
-    results/costs.json: measured side by side, one thread each); None until every candidate finished or while such
-    a measurement is missing. Also whether the pick meets the target on seed 0 and what b64_long says
-    (predictions.md's rule 7: a pick below the target confirms at 6,400 rollouts if b64_long reaches it)."""
+    runs where they ran with equal torch threads, else from `measured` (results/costs.json's pairs: side_by_side);
+    None until every candidate finished or while such a measurement is missing. Also whether the pick meets the
+    target on seed 0 and what b64_long says (predictions.md's rule 7: a pick below the target confirms at 6,400
+    rollouts if b64_long reaches it)."""
     names = [n for n in settings["settings"] if n != LONG]
     runs = {n: rows.get(f"{n}-s0") for n in names}
     waiting = [n for n, r in runs.items() if not (r and r["finished"])]
@@ -561,10 +606,12 @@ def pick(rows: dict, settings: dict, measured: dict | None = None) -> dict:
         "b64_long_meets_target": bool(long and long["finished"] and meets(long)),
     }
     threads = {n: r["torch_threads"] for n, r in close.items()}
+    measured_costs = side_by_side(close, measured or []) if len(set(threads.values())) > 1 else None
     if len(set(threads.values())) == 1:  # wall-clock cost of the runs themselves (beside another job or alone)
-        cost, out["cost_from"] = {n: r["seconds_per_1k_rollouts"] for n, r in close.items()}, "runs"
-    elif measured and set(close) <= set(measured):  # predictions.md, addendum of 2026-12-02
-        cost, out["cost_from"] = {n: measured[n] for n in close}, "results/costs.json"
+        cost, seconds = {n: r["seconds_per_1k_rollouts"] for n, r in close.items()}, True
+        out["cost_from"] = "runs"
+    elif measured_costs:  # predictions.md, addendum of 2026-12-02
+        (cost, seconds), out["cost_from"] = measured_costs, "results/costs.json"
     else:
         out["why"] = (
             f"the settings within 1 point ran with different torch threads ({threads}): measure their cost "
@@ -575,7 +622,10 @@ def pick(rows: dict, settings: dict, measured: dict | None = None) -> dict:
     # cost about the least, the largest gain (predictions.md, addendum of 2026-12-02)
     cheap = [n for n in close if cost[n] <= min(cost.values()) * (1 + COST_NOISE)]
     out["pick"] = max(cheap, key=lambda n: close[n]["heldout_gain"]["built-in test"]["gain"])
-    out["seconds_per_1k_rollouts"] = {n: round(c) for n, c in cost.items()}
+    if seconds:
+        out["seconds_per_1k_rollouts"] = {n: round(c) for n, c in cost.items()}
+    else:
+        out["cost_relative"] = {n: round(c, 3) for n, c in cost.items()}
     out["pick_meets_target_seed0"] = meets(runs[out["pick"]])
     return out
 
@@ -632,7 +682,7 @@ def main():
 
     settings = yaml.safe_load((HERE / "settings.yaml").read_text())
     costs = results / "costs.json"  # settings' costs measured side by side (see pick)
-    chosen = pick(rows, settings, json.loads(costs.read_text()) if costs.is_file() else None)
+    chosen = pick(rows, settings, json.loads(costs.read_text())["pairs"] if costs.is_file() else None)
     comp = comparison(settings, results / "runs", rows)
     atomic_write_json(  # every number of the experiment's report
         results / "summary.json",

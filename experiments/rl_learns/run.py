@@ -342,6 +342,13 @@ def jobs_now(default: int) -> int:
         return default
 
 
+def job_env(threads: int | None, default_jobs: int) -> dict:
+    """A job's environment as it starts: `threads` torch threads, else cores / jobs_now() (the jobs file may change
+    while the driver runs), else torch's own default (all cores) for one job."""
+    jobs = jobs_now(default_jobs)
+    return native_env(threads or (max(1, (os.cpu_count() or 2) // jobs) if jobs > 1 else None))
+
+
 def step0_pending(name: str, seed: int) -> bool:
     """Whether run NAME:SEED has not finished its step-0 evaluation yet."""
     return not (RUNS / f"{name}-s{seed}" / "eval" / "step-0" / "summary.json").is_file()
@@ -393,9 +400,8 @@ def main():
     if not args.report_only:
         ensure_inputs()
 
-    def env() -> dict:  # a job's threads: cores / jobs as they are when it starts (runs/rl_learns/jobs may change)
-        jobs = jobs_now(args.jobs)
-        return native_env(args.threads or (max(1, (os.cpu_count() or 2) // jobs) if jobs > 1 else None))
+    def env() -> dict:
+        return job_env(args.threads, args.jobs)
 
     todo = [] if args.report_only else [(n, s) for n, s in plan if not finished(settings, n, s)]
     running: dict = {}

@@ -65,7 +65,7 @@ $C rm-data --solutions $V/gsm8k_test_101_300.jsonl --mode suite --categories fmt
   --samples $V/samples_heldout.jsonl --sample_labels lenient --label_overrides $V/heldout_hand_labels.jsonl \
   --output $RUNS/heldout.jsonl --seed 0 > $V/rm_data_heldout.log
 for f in robustness heldout; do
-  if [ ! -f $V/$f.jsonl ]; then cp $RUNS/$f.jsonl $V/$f.jsonl
+  if [ ! -f $V/$f.jsonl ]; then cp $RUNS/$f.jsonl $RUNS/$f.stats.json $V/
   elif ! cmp -s $RUNS/$f.jsonl $V/$f.jsonl; then
     echo "the rebuilt $RUNS/$f.jsonl differs from the committed $V/$f.jsonl (left unchanged): compare them" >&2; exit 1
   fi

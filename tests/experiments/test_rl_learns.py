@@ -401,6 +401,7 @@ def test_the_pick_follows_the_preregistered_rule():
     rows["d-s0"]["finished"] = True
     p = report.pick(rows, settings)
     assert p["pick"] == "b" and p["eligible"] == ["a", "b", "d"] and p["within_1_point"] == ["a", "b"]
+    assert p["cost_from"] == "runs" and p["waiting_for"] == []
     assert not p["pick_meets_target_seed0"] and not p["b64_long_finished"]
     rows["b64_long-s0"] = row(6.5, 3.0, gsm_hi=-0.1)  # +6.5, but a significant loss on GSM8K: not the target
     assert not report.pick(rows, settings)["b64_long_meets_target"]
@@ -413,9 +414,17 @@ def test_the_pick_follows_the_preregistered_rule():
     p = report.pick(rows, settings)
     assert p["pick"] is None and p["within_1_point"] == ["a", "b"] and "side by side" in p["why"]
     assert p["b64_long_meets_target"]  # the rest of the report stays
-    assert report.pick(rows, settings, {"a": 2400})["pick"] is None  # b's side-by-side cost still missing
-    p = report.pick(rows, settings, {"a": 2400, "b": 2600})  # measured side by side: a is cheaper
+    assert report.pick(rows, settings, [{"a": 2400, "c": 2000}])["pick"] is None  # b's side-by-side cost missing
+    p = report.pick(rows, settings, [{"a": 2400, "b": 2600}])  # measured side by side: a is cheaper
     assert p["pick"] == "a" and p["cost_from"] == "results/costs.json" and p["seconds_per_1k_rollouts"]["b"] == 2600
+    assert p["waiting_for"] == [] and "why" not in p
+    # costs of different measurements compare only as ratios to a setting measured beside both
+    rows["c-s0"] = row(4.0, 1.0, threads=2)
+    p = report.pick(rows, settings, [{"a": 2400, "b": 2600}, {"a": 1200, "c": 1000}])
+    assert p["within_1_point"] == ["a", "b", "c"] and p["pick"] == "c"  # c is 0.83 of a, b 1.08 of a
+    assert p["cost_relative"] == {"a": 1.0, "b": 1.083, "c": 0.833} and "seconds_per_1k_rollouts" not in p
+    assert report.pick(rows, settings, [{"a": 2400, "b": 2600}, {"b": 1200, "d": 1000}])["pick"] is None
+    rows["c-s0"] = row(6.0, 2.0, gsm_hi=-0.1)
     rows["b-s0"] = row(2.0, 1.0, cost=1500, threads=2)  # not within 1 point: its threads do not matter
     assert report.pick(rows, settings)["pick"] == "a"
     rows["b-s0"] = row(3.6, 1.0, cost=2300)  # within 1 point but only 4 % cheaper: a cost within noise, a's gain wins
@@ -436,6 +445,19 @@ def test_rm_change_pairs_rows_only_on_the_same_evaluation_set(tmp_path):
 
     with pytest.raises(ValueError, match="differ"):
         report.rm_change(tmp_path, 4)
+    scores(4, [0.9], [1, 0])
+    with pytest.raises(ValueError, match="1 scores for 2 labels"):
+        report.rm_change(tmp_path, 4)
+
+
+def test_a_job_gets_the_cores_the_jobs_file_leaves_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(run, "RUNS", tmp_path)
+    monkeypatch.setattr(run.os, "cpu_count", lambda: 2)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert run.job_env(None, 2)["OMP_NUM_THREADS"] == "1"  # two jobs side by side: one thread each
+    (tmp_path / "jobs").write_text("1\n")  # one job at a time from now on: torch's default, both cores
+    assert "OMP_NUM_THREADS" not in run.job_env(None, 2)
+    assert run.job_env(3, 2)["OMP_NUM_THREADS"] == "3"
 
 
 def test_evaluation_sets_pair_across_checkouts(tmp_path):

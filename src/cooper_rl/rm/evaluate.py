@@ -155,7 +155,8 @@ def binary_metrics(labels, probs, threshold: float = 0.5) -> dict:
 
 def labelled_scores(rm, rows: list[dict], batch_size: int = 64) -> list[float]:
     """A VerifyRM's score of each labelled row (question, reference, completion), in the rows' order."""
-    return rm.score(*([row[k] for row in rows] for k in ("question", "reference", "completion")), batch_size=batch_size)
+    texts = ([row[k] for row in rows] for k in ("question", "reference", "completion"))
+    return [float(p) for p in rm.score(*texts, batch_size=batch_size)]
 
 
 def labelled_metrics(rm, rows: list[dict], batch_size: int = 64) -> dict:
