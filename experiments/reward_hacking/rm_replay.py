@@ -32,7 +32,7 @@ from cooper_rl.cooper.reward_model import VerifyRM
 from cooper_rl.cooper.step import cooper_step
 from cooper_rl.io import atomic_write_json, atomic_write_text, weights_sha256
 from cooper_rl.rm.data import load_rm_rows
-from cooper_rl.rm.evaluate import binary_metrics
+from cooper_rl.rm.evaluate import binary_metrics, labelled_scores
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -83,8 +83,8 @@ def reward_calls(run: Path) -> list[list[dict]]:
 def rm_eval(rm: VerifyRM, rows: list[dict], batch_size: int) -> dict:
     """The RM's metrics on the labelled rows, with its mean P(correct) on the correct and on the wrong rows (scores
     pushed up together, or apart?)."""
-    probs = rm.score(*([r[k] for r in rows] for k in ("question", "reference", "completion")), batch_size=batch_size)
-    m = binary_metrics([r["label"] for r in rows], probs)  # as labelled_metrics, the run's evaluation
+    probs = labelled_scores(rm, rows, batch_size)
+    m = binary_metrics([r["label"] for r in rows], probs)  # as the run's own evaluation
     for label, name in ((1, "mean_p_correct_rows"), (0, "mean_p_wrong_rows")):
         ps = [p for p, r in zip(probs, rows) if int(r["label"]) == label]
         m[name] = sum(ps) / len(ps) if ps else None

@@ -28,6 +28,9 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 from cooper_rl.io import atomic_write_json, atomic_write_text  # noqa: E402
 
+sys.path.insert(0, str(HERE))
+from run import run_flags  # noqa: E402  (experiments/rl_learns/run.py: the runs' own flags)
+
 # what presets.py sets itself, or what does not change a training step's cost
 NOT_COST = {"max_steps", "eval_steps", "save_steps", "save_total_limit", "eval_k", "report_to", "reward"}
 
@@ -36,9 +39,7 @@ def config(settings: dict, name: str) -> dict:
     """The cooper rl config of setting NAME as a benchmark runs it: the CPU preset, common flags, its own flags."""
     if name not in settings["settings"]:
         sys.exit(f"unknown setting {name!r}; settings.yaml has {sorted(settings['settings'])}")
-    base = yaml.safe_load((ROOT / "configs" / "rl_cpu.yaml").read_text())
-    monitor = yaml.safe_load((HERE / "monitor.yaml").read_text())  # as run.py's command: the runs' own flags
-    merged = base | settings["common"] | monitor | settings["settings"][name]["flags"]
+    merged = yaml.safe_load((ROOT / "configs" / "rl_cpu.yaml").read_text()) | run_flags(settings, name)
     return {k: v for k, v in merged.items() if k not in NOT_COST}
 
 

@@ -606,11 +606,10 @@ def pick(rows: dict, settings: dict, measured: list[dict] | None = None) -> dict
         "b64_long_meets_target": bool(long and long["finished"] and meets(long)),
     }
     threads = {n: r["torch_threads"] for n, r in close.items()}
-    measured_costs = side_by_side(close, measured or []) if len(set(threads.values())) > 1 else None
     if len(set(threads.values())) == 1:  # wall-clock cost of the runs themselves (beside another job or alone)
         cost, seconds = {n: r["seconds_per_1k_rollouts"] for n, r in close.items()}, True
         out["cost_from"] = "runs"
-    elif measured_costs:  # predictions.md, addendum of 2026-12-02
+    elif measured_costs := side_by_side(close, measured or []):  # predictions.md, addendum of 2026-12-02
         (cost, seconds), out["cost_from"] = measured_costs, "results/costs.json"
     else:
         out["why"] = (

@@ -211,12 +211,17 @@ def prereq_command(settings: dict, job: str) -> list[str]:
     return filter_command(settings) if job == "filter" else ["bash", "-c", settings["rms"][job[3:]]["build"]]
 
 
+def run_flags(settings: dict, name: str) -> dict:
+    """The cooper rl flags of run NAME on top of configs/rl_cpu.yaml: the common ones, the frozen monitor's, its own."""
+    return settings["common"] | yaml.safe_load((HERE / "monitor.yaml").read_text()) | spec(settings, name)["flags"]
+
+
 def command(settings: dict, name: str, seed: int) -> list[str]:
     """The `cooper rl` command of run NAME:SEED."""
     s = spec(settings, name)
     f = settings["filter"]
     data = [f["output"]] if s["filtered"] else f["datasets"]
-    flags = settings["common"] | yaml.safe_load((HERE / "monitor.yaml").read_text()) | s["flags"]
+    flags = run_flags(settings, name)
     out = RUNS / f"{name}-s{seed}"
     cmd = [COOPER, "rl", "--config", "configs/rl_cpu.yaml", "--policy", f"{SFT}/policy", "--datasets", *data]
     cmd += ["--data_seed", str(f["data_seed"]), "--seed", str(seed), "--output_dir", str(out)]
@@ -400,9 +405,6 @@ def main():
     if not args.report_only:
         ensure_inputs()
 
-    def env() -> dict:
-        return job_env(args.threads, args.jobs)
-
     todo = [] if args.report_only else [(n, s) for n, s in plan if not finished(settings, n, s)]
     running: dict = {}
     failed = []
@@ -434,7 +436,7 @@ def main():
                 else:
                     print(f"[rl_learns] {job} ({time.strftime('%H:%M:%S')})", flush=True)
                     log = open(RUNS / f"{job.replace(':', '-')}.log", "a")
-                    running[job] = subprocess.Popen(prereq_command(settings, job), cwd=ROOT, env=env(), stdout=log, stderr=subprocess.STDOUT, pass_fds=(lock,), start_new_session=True)  # fmt: skip
+                    running[job] = subprocess.Popen(prereq_command(settings, job), cwd=ROOT, env=job_env(args.threads, args.jobs), stdout=log, stderr=subprocess.STDOUT, pass_fds=(lock,), start_new_session=True)  # fmt: skip
                     os.close(lock)
                 continue
             # a seed's step-0 evaluation is computed once: its other runs wait for the first to finish it; runs wait
@@ -466,7 +468,7 @@ def main():
                     f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {' '.join(cmd).replace(str(ROOT) + '/', '')}\n"
                 )
             print(f"[rl_learns] {name}:{seed} -> {out} ({time.strftime('%H:%M:%S')})", flush=True)
-            running[(name, seed)] = subprocess.Popen(cmd, cwd=ROOT, env=env(), stdout=open(f"{out}.log", "a"), stderr=subprocess.STDOUT, pass_fds=(lock,))  # fmt: skip
+            running[(name, seed)] = subprocess.Popen(cmd, cwd=ROOT, env=job_env(args.threads, args.jobs), stdout=open(f"{out}.log", "a"), stderr=subprocess.STDOUT, pass_fds=(lock,))  # fmt: skip
             os.close(lock)
         time.sleep(60)
         for key, p in list(running.items()):
