@@ -39,6 +39,7 @@ COLLAPSE = 5.0  # points of held-out accuracy below step 0 (predictions.md §4, 
 ARMS = ("cooper_paper", "cooper_paper_noscale")  # §4: the paper's Cooper and its intervention arm
 PASSRATES = HERE / "data" / "train_filtered.jsonl.passrates.jsonl"
 I15 = HERE.parent / "reward_hacking" / "results" / "runs"
+I15_ROW = "i15 rule (issue 15)"  # the rows of issue 15's own rule runs (not the i15_filter setting)
 SETS = {"builtin:test": "built-in test", "svamp_heldout": "SVAMP", "gsm8k_test": "GSM8K"}
 
 
@@ -180,7 +181,7 @@ def monitor_table(rows: dict) -> str:
     """The monitor's out-of-sample record over this experiment's finished runs (not issue 15's): on the runs that
     collapsed (§4's definition: the last evaluation), whether a flag came at or before their first evaluation that
     far below step 0; flags on the others."""
-    own = {n: r for n, r in rows.items() if not n.startswith("i15") and r["finished"]}
+    own = {n: r for n, r in rows.items() if not n.startswith(I15_ROW) and r["finished"]}
     lines = [
         "| run | held-out mean by evaluation (step: %) | collapsed | first flag (step) | flagged calls | in time |",
         "|---|---|---|---|---|---|",
@@ -220,7 +221,7 @@ def figure(rows: dict, path: Path) -> None:
         if not xs:
             continue
         colour = f"C{i % 10}"
-        style = ":" if name.startswith("i15") else "-"
+        style = ":" if name.startswith(I15_ROW) else "-"
         a.plot(xs, moving_average(ys, max(1, len(ys) // 6)), style, color=colour, label=name, lw=1.2)
         if r["over_warmup_curve"]:
             over = r["over_warmup_curve"]
@@ -256,12 +257,13 @@ def figure(rows: dict, path: Path) -> None:
 
 
 def finished_run(d: Path) -> bool:
-    """Whether a run's logs reached its max_steps."""
-    summary = d / "rl_summary.json"
-    if not summary.is_file():
-        return False
+    """Whether a run's logs reached its max_steps: its summary says so, or it has an evaluation at max_steps (a run
+    stopped after its last evaluation, before it wrote the summary, trained and was evaluated in full)."""
     want = json.loads((d / "rl_config.json").read_text())["max_steps"]
-    return json.loads(summary.read_text())["global_step"] >= want
+    summary = d / "rl_summary.json"
+    if summary.is_file() and json.loads(summary.read_text())["global_step"] >= want:
+        return True
+    return any(e["step"] >= want for e in read_jsonl(d / "evals.jsonl", missing_ok=True))
 
 
 def set_mean(scores: dict) -> float:
@@ -673,7 +675,7 @@ def main():
     rows = {}
     for s in range(3):  # the reference: issue 15's rule runs (2 prompts x G=4, unfiltered, lr 1e-5)
         if (I15 / f"rule-s{s}").is_dir():
-            rows[f"i15 rule (issue 15) s{s}"] = run_report(I15 / f"rule-s{s}", "issue 15 rule")
+            rows[f"{I15_ROW} s{s}"] = run_report(I15 / f"rule-s{s}", "issue 15 rule")
     for d in sorted((results / "runs").glob("*-s*")):
         if (d / "rl_config.json").is_file():
             rows[d.name] = run_report(d, d.name)

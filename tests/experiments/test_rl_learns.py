@@ -376,11 +376,25 @@ def test_the_monitor_table_counts_finished_runs_by_the_preregistered_collapse():
         "c-s0": row(False, 5, False, bad=25),  # dipped at the middle, recovered: not collapsed, and flagged
         "d-s0": row(False, None, False),
         "e-s0": row(True, None, False, finished=False),  # still running
+        "i15_filter-s0": row(False, None, False),  # this experiment's setting named after issue 15's preset: counted
     }
     t = report.monitor_table(rows)
-    assert "| a-s0 |" in t and "| e-s0 |" not in t and "i15" not in t
+    assert "| a-s0 |" in t and "| e-s0 |" not in t and "issue 15" not in t and "| i15_filter-s0 |" in t
     assert "Collapsed runs (last evaluation >= 5.0 points below step 0, mean of the sets): 2" in t
-    assert "that far below: 1 (target: all). Runs that did not collapse: 2, flagged anyway: 1" in t
+    assert "that far below: 1 (target: all). Runs that did not collapse: 3, flagged anyway: 1" in t
+
+
+def test_a_run_stopped_after_its_last_evaluation_is_finished(tmp_path):
+    d = tmp_path / "r-s0"
+    d.mkdir()
+    (d / "rl_config.json").write_text(json.dumps({"max_steps": 100}))
+    (d / "evals.jsonl").write_text("".join(json.dumps({"step": s}) + "\n" for s in (0, 50)))
+    assert not report.finished_run(d)
+    (d / "rl_summary.json").write_text(json.dumps({"global_step": 100}))
+    assert report.finished_run(d)
+    (d / "rl_summary.json").unlink()
+    (d / "evals.jsonl").write_text("".join(json.dumps({"step": s}) + "\n" for s in (0, 50, 100)))  # no summary
+    assert report.finished_run(d)
 
 
 def test_the_pick_follows_the_preregistered_rule():
