@@ -215,13 +215,20 @@ def figure(rows: dict, path: Path) -> None:
 
     from cooper_rl.plot import moving_average
 
-    fig, (a, o, b) = plt.subplots(1, 3, figsize=(16, 4.5))
-    for i, (name, r) in enumerate(rows.items()):
+    fig, ((a, o), (b, f)) = plt.subplots(2, 2, figsize=(15, 9.5))
+    gains = []  # (name, colour, gain, ci95) of this experiment's runs, for the panel of gains
+    own = [n for n in rows if not n.startswith(I15_ROW)]
+    palette = plt.get_cmap("tab20").colors  # distinct colours for up to 20 runs; issue 15's rule runs in greys
+    for name, r in rows.items():
         xs, ys = r["train_accuracy_curve"]
         if not xs:
             continue
-        colour = f"C{i % 10}"
-        style = ":" if name.startswith(I15_ROW) else "-"
+        i15 = name.startswith(I15_ROW)
+        colour = str(0.35 + 0.2 * int(name[-1])) if i15 else palette[(2 * own.index(name)) % 20 + own.index(name) // 10]
+        style = ":" if i15 else "-"
+        # the held-out points of runs that end at one budget would hide each other's intervals: each run's is drawn
+        # a little to the side (by its place in the legend)
+        dodge = 0 if i15 else (own.index(name) - (len(own) - 1) / 2) * 25
         a.plot(xs, moving_average(ys, max(1, len(ys) // 6)), style, color=colour, label=name, lw=1.2)
         if r["over_warmup_curve"]:
             over = r["over_warmup_curve"]
@@ -229,7 +236,7 @@ def figure(rows: dict, path: Path) -> None:
         bt = r["heldout"].get("built-in test", {})
         if bt:
             steps = sorted(bt)
-            x = [s * r["rollouts_per_step"] for s in steps]
+            x = [s * r["rollouts_per_step"] + (dodge if s else 0) for s in steps]
             b.plot(x, [bt[s] for s in steps], style, marker="o", color=colour, label=name, lw=1.2)
             g = r["heldout_gain"].get("built-in test")
             if g and len(steps) > 1:  # the gain's interval, drawn on the last point
@@ -237,6 +244,10 @@ def figure(rows: dict, path: Path) -> None:
                 b.errorbar(
                     [x[-1]], [bt[steps[-1]]], yerr=[[-lo + g["gain"]], [hi - g["gain"]]], color=colour, capsize=3
                 )
+                if not i15:
+                    gains.append(
+                        (f"{name} ({steps[-1] * r['rollouts_per_step']:,} rollouts)", colour, g["gain"], g["ci95"])
+                    )
     a.set(xlabel="rollouts trained on", ylabel="rule accuracy of the rollouts (%)", title="training accuracy")
     o.set(
         xlabel="rollouts trained on",
@@ -246,10 +257,23 @@ def figure(rows: dict, path: Path) -> None:
     b.set(
         xlabel="rollouts trained on",
         ylabel="avg@4 (%)",
-        title="held-out: built-in test, 300 problems\n(bar: 95 % CI of the gain over step 0)",
+        title="held-out: built-in test, 300 problems (issue 15: 100)\n(bar: 95 % CI of the gain over step 0)",
     )
-    b.legend(fontsize=7, loc="best")
-    for ax in (a, o, b):
+    o.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    i15_lines = [h for h in a.get_lines() if h.get_label().startswith(I15_ROW)]
+    if i15_lines:  # the other runs are named in the next panel's legend
+        a.legend(handles=i15_lines, fontsize=7, loc="lower right")
+    gains.sort(key=lambda t: t[2])
+    for y, (_, colour, gain, (lo, hi)) in enumerate(gains):
+        f.errorbar([gain], [y], xerr=[[gain - lo], [hi - gain]], fmt="o", color=colour, capsize=3)
+    f.set_yticks(range(len(gains)), [t[0] for t in gains], fontsize=8)
+    f.axvline(0, color="k", lw=0.8)
+    f.axvline(5, color="k", lw=0.8, ls="--")
+    f.set(
+        xlabel="points over step 0 (95 % CI over problems; one seed)",
+        title="built-in test gain at the last evaluation\n(dashed: the target, +5 points)",
+    )
+    for ax in (a, o, b, f):
         ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

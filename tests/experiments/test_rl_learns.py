@@ -54,7 +54,7 @@ def test_a_run_dir_has_one_writer(tmp_path):
 def test_report_of_a_run(tmp_path):
     d = tmp_path / "b64-s0"
     d.mkdir()
-    cfg = {"num_generations": 2, "prompts_per_step": 2, "learning_rate": 1e-5, "scale_rewards": "group"}
+    cfg = {"max_steps": 2, "num_generations": 2, "prompts_per_step": 2, "learning_rate": 1e-5, "scale_rewards": "group"}
     (d / "rl_config.json").write_text(json.dumps(cfg))
     calls = [[0, 0, 1, 0], [1, 0, 1, 1]]  # reward call 1: one group all wrong; call 2: one group all right
     rows = [{"step": s + 1, "reward": float(v), "verdict": bool(v)} for s, c in enumerate(calls) for v in c]
@@ -129,7 +129,7 @@ def test_accuracy_over_the_warmup_is_paired_by_prompt(tmp_path, monkeypatch):
     monkeypatch.setattr(report, "PASSRATES", passrates)
     d = tmp_path / "b64-s0"
     d.mkdir()
-    cfg = {"num_generations": 2, "prompts_per_step": 2, "learning_rate": 1e-5, "scale_rewards": "group"}
+    cfg = {"max_steps": 2, "num_generations": 2, "prompts_per_step": 2, "learning_rate": 1e-5, "scale_rewards": "group"}
     (d / "rl_config.json").write_text(json.dumps(cfg))
     calls = [[("easy", 1), ("easy", 1), ("easy", 1), ("easy", 0)], [("hard", 1), ("hard", 1), ("hard", 0), ("hard", 0)]]
     rows = [{"step": s + 1, "question": q, "reward": float(v), "verdict": bool(v)} for s, c in enumerate(calls) for q, v in c]  # fmt: skip
@@ -280,7 +280,7 @@ def _fake_run(d: Path, acc_end: float, pos_wrong, rm_right_end: int, finished: b
     (d / "rl_summary.json").write_text(json.dumps({"global_step": 2 if finished else 1}))
     sets = ["builtin:test:300:1,2", "x/svamp_heldout.jsonl", "x/gsm8k_test.jsonl"]
     evals = []
-    for step, acc in ((0, 0.5), (2, acc_end)):
+    for step, acc in ((0, 0.5), (2 if finished else 1, acc_end)):  # an unfinished run was not evaluated at its end
         e = d / "eval" / f"step-{step}"
         e.mkdir(parents=True)
         rows = [{"dataset": s, "id": i, "correct": i < 20 * acc} for s in sets for i in range(20)]
