@@ -218,17 +218,20 @@ def figure(rows: dict, path: Path) -> None:
     fig, ((a, o), (b, f)) = plt.subplots(2, 2, figsize=(15, 9.5))
     gains = []  # (name, colour, gain, ci95) of this experiment's runs, for the panel of gains
     own = [n for n in rows if not n.startswith(I15_ROW)]
-    palette = plt.get_cmap("tab20").colors  # distinct colours for up to 20 runs; issue 15's rule runs in greys
+    tab20 = plt.get_cmap("tab20").colors
+    palette = tab20[0::2] + tab20[1::2]  # 20 distinct colours, the dark ones first; issue 15's rule runs in greys
+    greys = iter(("0.35", "0.55", "0.75"))
     for name, r in rows.items():
         xs, ys = r["train_accuracy_curve"]
         if not xs:
             continue
-        i15 = name.startswith(I15_ROW)
-        colour = str(0.35 + 0.2 * int(name[-1])) if i15 else palette[(2 * own.index(name)) % 20 + own.index(name) // 10]
+        i15 = name not in own
+        place = None if i15 else own.index(name)
+        colour = next(greys, "0.5") if i15 else palette[place % 20]
         style = ":" if i15 else "-"
         # the held-out points of runs that end at one budget would hide each other's intervals: each run's is drawn
         # a little to the side (by its place in the legend)
-        dodge = 0 if i15 else (own.index(name) - (len(own) - 1) / 2) * 25
+        dodge = 0 if i15 else (place - (len(own) - 1) / 2) * 25
         a.plot(xs, moving_average(ys, max(1, len(ys) // 6)), style, color=colour, label=name, lw=1.2)
         if r["over_warmup_curve"]:
             over = r["over_warmup_curve"]
