@@ -1,6 +1,6 @@
 """docs/RESULTS.md's issue-15 tables against the committed report: every table the report prints is copied verbatim,
-and the per-run held-out table says what each run's committed evaluations say (a doc that drifts from its numbers
-fails here)."""
+and the per-run held-out table (in experiments/reward_hacking/README.md) says what each run's committed evaluations
+say (a doc that drifts from its numbers fails here)."""
 
 import re
 from pathlib import Path
@@ -42,7 +42,8 @@ def test_the_reports_tables_in_results_md_are_copied_verbatim():
 
 
 def test_the_per_run_table_matches_each_runs_committed_evaluations():
-    (table,) = [t for t in tables(issue15_section()) if t[0].startswith("| run | step 0 | 100 |")]
+    readme = (ROOT / "experiments/reward_hacking/README.md").read_text()
+    (table,) = [t for t in tables(readme) if t[0].startswith("| run | step 0 | 100 |")]
     steps = [int(re.sub(r"\D", "", c) or 0) for c in table[0].strip("|").split("|")[1:]]
     assert steps == [0, 100, 200, 300, 400]
     named = set()
@@ -53,9 +54,9 @@ def test_the_per_run_table_matches_each_runs_committed_evaluations():
         evals = {e["step"]: rh.heldout(e) for e in rh.records(RESULTS / f"runs/{condition}-s{seed}/evals.jsonl")}
         for step, cell in zip(steps, cells, strict=True):
             if step in evals:
-                assert cell == rh.pct(evals[step]), f"{name} step {step}: RESULTS.md {cell}, logs {rh.pct(evals[step])}"
+                assert cell == rh.pct(evals[step]), f"{name} step {step}: README {cell}, logs {rh.pct(evals[step])}"
             else:  # a step the committed logs do not have: no number may stand there
                 assert not re.search(r"\d", cell), f"{name} step {step}: {cell} but the logs have no evaluation"
     # every committed run that was evaluated past step 0 has its row
     runs = {d.name for d in (RESULTS / "runs").iterdir() if len(rh.records(d / "evals.jsonl")) > 1}
-    assert runs <= named, f"runs without a row in RESULTS.md: {sorted(runs - named)}"
+    assert runs <= named, f"runs without a row in the README: {sorted(runs - named)}"
