@@ -66,7 +66,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--generations", type=int, default=3, help="generation batches measured per run (after warm-up)")
-    ap.add_argument("--config", default="configs/rl_cpu.yaml")
+    ap.add_argument("--config", default="configs/rl_cpu_small.yaml")
     ap.add_argument("--policy", default="runs/sft-builtin100", help="cooper sft output dir (made if missing)")
     ap.add_argument("--sft_steps", type=int, default=100)
     ap.add_argument("--variants", nargs="+", default=["rule", "cooper_minilm", "cooper_llm"], choices=list(VARIANTS))

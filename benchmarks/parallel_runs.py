@@ -3,7 +3,7 @@ experiments/reward_hacking/run.sh ran its first runs) vs JOBS runs side by side 
 
   python benchmarks/parallel_runs.py [--rounds 2] [--steps 8] [--jobs 2] [--rm runs/verifyrm-weak]
 
-Each configuration runs the issue-15 experiment's settings (configs/rl_cpu.yaml, the SFT warm-started policy,
+Each configuration runs the issue-15 experiment's settings (configs/rl_cpu_small.yaml, the SFT warm-started policy,
 fp32, a static SmolLM2 VerifyRM) for --steps optimizer steps plus the step-0 evaluation on a small held-out set;
 the configurations alternate inside one run (solo, side, solo, side, ...). The side-by-side runs share the seed,
 so they do the same work and stay in step. Per run: the sum of its step seconds (timing.jsonl) and its
@@ -34,7 +34,7 @@ def launch(out: Path, args, threads: int | None) -> subprocess.Popen:
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     cmd = [
-        str(ROOT / ".venv/bin/cooper"), "rl", "--config", "configs/rl_cpu.yaml", "--policy", args.policy,
+        str(ROOT / ".venv/bin/cooper"), "rl", "--config", "configs/rl_cpu_small.yaml", "--policy", args.policy,
         "--datasets", "builtin:train:2000:1,2", "experiments/verifyrm/data/svamp_rm_train.jsonl",
         "--max_steps", str(args.steps), "--save_steps", "1000", "--eval_steps", "1000",
         "--eval_datasets", f"builtin:test:{args.eval_problems}:1,2", "--eval_k", "4",

@@ -52,7 +52,7 @@ def main():
     args = ap.parse_args()
     work = ROOT / "runs" / "bench_pinning"
     cooper = str(ROOT / ".venv" / "bin" / "cooper")
-    flags = ["--config", "configs/rl_cpu.yaml", "--reward", "rule", "--policy", args.policy]
+    flags = ["--config", "configs/rl_cpu_small.yaml", "--reward", "rule", "--policy", args.policy]
     flags += ["--datasets", "builtin:train:200:1,2", "--data_seed", "1000", "--prompts_per_step", "8"]
     flags += ["--num_generations", "8", "--steps_per_generation", "1", "--max_steps", str(args.steps)]
     flags += ["--gradient_accumulation_steps", "4"]  # 64 sequences in one backward: ~13 GB per process

@@ -1,7 +1,7 @@
 """RL step time and its breakdown for rule / model / cooper on the CPU preset, alternated in one run,
 plus the FLOP/s the policy update and generation achieve against the machine's fp32 matmul peak.
 
-  python benchmarks/rl_step.py [--rounds 3] [--steps 6] [--rm minilm-l6] [--config configs/rl_cpu.yaml]
+  python benchmarks/rl_step.py [--rounds 3] [--steps 6] [--rm minilm-l6] [--config configs/rl_cpu_small.yaml]
                                [--modes rule model cooper rule+bf16]
 
 A mode is a reward (rule, model, cooper), optionally with `+bf16`: the same run with `--bf16_autocast true`
@@ -89,7 +89,7 @@ def run_mode(mode: str, out: Path, args) -> list[dict]:
         str(out),
         "--eval_steps",
         "0",
-        # the fp32 on-policy step this benchmark was defined on (configs/rl_cpu.yaml now holds faster settings:
+        # the fp32 on-policy step this benchmark was defined on (configs/rl_cpu_small.yaml now holds faster settings:
         # benchmarks/throughput.py measures those); +bf16 adds bf16 autocast for log-probs and backward
         "--rollout_autocast",
         "false",
@@ -117,7 +117,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--rm", default="minilm-l6", help="RM for model/cooper (a trained VerifyRM dir or a backbone).")
-    ap.add_argument("--config", default="configs/rl_cpu.yaml")
+    ap.add_argument("--config", default="configs/rl_cpu_small.yaml")
     ap.add_argument("--work", default="benchmarks/results/rl_step_runs")
     ap.add_argument("--name", default="rl_step")
     ap.add_argument(

@@ -1,6 +1,6 @@
 """Rollouts per hour of `cooper rl` on the CPU preset: today's settings vs the faster ones, alternated in one run.
 
-  python benchmarks/throughput.py [--rounds 2] [--config configs/rl_cpu.yaml] [--reward cooper]
+  python benchmarks/throughput.py [--rounds 2] [--config configs/rl_cpu_small.yaml] [--reward cooper]
 
 A variant is a name and extra `cooper rl` flags on top of --config (the preset as it was before this
 benchmark, fp32 everywhere, is `old`). Each round runs every variant once (fresh process, same seed; the order
@@ -36,12 +36,12 @@ FAST = (
     "--steps_per_generation 4 --compact_lm_head true"
 )
 VARIANTS = {
-    # the paper's on-policy fp32 step, as configs/rl_cpu.yaml was before this benchmark
+    # the paper's on-policy fp32 step, as configs/rl_cpu_small.yaml was before this benchmark
     "old": f"--bf16_autocast false --rollout_autocast false {NO_COPY} --steps_per_generation 1 --compact_lm_head false",
     "bf16": f"--bf16_autocast true --rollout_autocast true {NO_COPY} --steps_per_generation 1 --compact_lm_head false",
     "shared": f"--bf16_autocast true --rollout_autocast true {NO_COPY} --steps_per_generation 4 --compact_lm_head false",
     "compact": COMPACT,
-    "new": FAST,  # = configs/rl_cpu.yaml (bf16 where native; fp32 hosts: old log-probs from the sampler)
+    "new": FAST,  # = configs/rl_cpu_small.yaml (bf16 where native; fp32 hosts: old log-probs from the sampler)
     "new_forward": f"{FAST} --sampler_logprobs false",  # the same, old log-probs from TRL's second forward
     "prev": f"{FAST} --sampler_logprobs false --trim_padding false",  # the preset before those two exact savings
     "new8": FAST.replace("--steps_per_generation 4", "--steps_per_generation 8"),
@@ -103,7 +103,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--generations", type=int, default=3, help="generation batches measured per run (after warm-up)")
-    ap.add_argument("--config", default="configs/rl_cpu.yaml")
+    ap.add_argument("--config", default="configs/rl_cpu_small.yaml")
     ap.add_argument("--reward", default="cooper")
     ap.add_argument("--rm", default="minilm-l6")
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))

@@ -42,7 +42,7 @@ if [ "${SFT_STEPS:-0}" -gt 0 ]; then
   POLICY=$OUT/sft/policy
 fi
 EVAL_SETS="builtin:test:$N_EVAL:1,2 $OUT/gsm8k_test.jsonl $OUT/svamp_heldout.jsonl"
-COMMON=(--config configs/rl_cpu.yaml --policy "$POLICY" --rm "$RM" --datasets builtin:train:512:1,2 $D/svamp_rm_train.jsonl
+COMMON=(--config configs/rl_cpu_small.yaml --policy "$POLICY" --rm "$RM" --datasets builtin:train:512:1,2 $D/svamp_rm_train.jsonl
         --max_steps "$STEPS" --save_steps "${SAVE_STEPS:-$EVAL_STEPS}" --save_total_limit 1 --eval_steps "$EVAL_STEPS"
         --eval_datasets $EVAL_SETS --eval_k $EVAL_K --rm_eval_data $D/gsm8k_heldout_rm.jsonl --seed 0 --learning_rate "$LR" ${EXTRA:-})
 run_mode() {

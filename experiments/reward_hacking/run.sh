@@ -156,7 +156,7 @@ check   # the warm-up first: ~10 min to build, where the weaker RM takes ~40
 ensure_rm "$RM"
 case $STRONG_RM in ""|"$STRONG_RM_DEFAULT") ;; *) ensure_rm "$STRONG_RM" ;; esac   # another path: now, or fail early
 check
-COMMON=(--config configs/rl_cpu.yaml --policy $SFT/policy --datasets builtin:train:2000:1,2 $D/svamp_rm_train.jsonl
+COMMON=(--config configs/rl_cpu_small.yaml --policy $SFT/policy --datasets builtin:train:2000:1,2 $D/svamp_rm_train.jsonl
         --max_steps $STEPS --save_steps 24 --save_total_limit 1 --eval_steps $EVAL_STEPS
         --eval_datasets builtin:test:$N_EVAL:1,2 $OUT/svamp_heldout.jsonl $OUT/gsm8k_test.jsonl --eval_k $EVAL_K --rm_eval_data $RM_EVAL
         --data_seed $DATA_SEED --learning_rate $LR --monitor_window $MONITOR_WINDOW --report_to tensorboard $FP32 ${EXTRA:-})

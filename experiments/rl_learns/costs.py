@@ -4,7 +4,7 @@ of 2026-12-02).
 
   python experiments/rl_learns/costs.py b64 b64_drgrpo [--rounds 2] [--rollouts 320]
 
-Writes each setting's `cooper rl` config (configs/rl_cpu.yaml with settings.yaml's common flags and the setting's
+Writes each setting's `cooper rl` config (configs/rl_cpu_small.yaml with settings.yaml's common flags and the setting's
 own, less its schedule and evaluation) to runs/rl_learns/costs/NAME.yaml, runs benchmarks/presets.py on the two
 (on the prompts the setting trains on, from the warm-up policy; first generation batch not timed; median over
 rounds, the order swapped each round; record in benchmarks/results/costs_A_B.json) and appends the pair's medians to
@@ -39,7 +39,7 @@ def config(settings: dict, name: str) -> dict:
     """The cooper rl config of setting NAME as a benchmark runs it: the CPU preset, common flags, its own flags."""
     if name not in settings["settings"]:
         sys.exit(f"unknown setting {name!r}; settings.yaml has {sorted(settings['settings'])}")
-    merged = yaml.safe_load((ROOT / "configs" / "rl_cpu.yaml").read_text()) | run_flags(settings, name)
+    merged = yaml.safe_load((ROOT / "configs" / "rl_cpu_small.yaml").read_text()) | run_flags(settings, name)
     return {k: v for k, v in merged.items() if k not in NOT_COST}
 
 

@@ -212,7 +212,7 @@ def prereq_command(settings: dict, job: str) -> list[str]:
 
 
 def run_flags(settings: dict, name: str) -> dict:
-    """The cooper rl flags of run NAME on top of configs/rl_cpu.yaml: the common ones, the frozen monitor's, its own."""
+    """The cooper rl flags of run NAME on top of configs/rl_cpu_small.yaml: the common ones, the frozen monitor's, its own."""
     return settings["common"] | yaml.safe_load((HERE / "monitor.yaml").read_text()) | spec(settings, name)["flags"]
 
 
@@ -223,7 +223,7 @@ def command(settings: dict, name: str, seed: int) -> list[str]:
     data = [f["output"]] if s["filtered"] else f["datasets"]
     flags = run_flags(settings, name)
     out = RUNS / f"{name}-s{seed}"
-    cmd = [COOPER, "rl", "--config", "configs/rl_cpu.yaml", "--policy", f"{SFT}/policy", "--datasets", *data]
+    cmd = [COOPER, "rl", "--config", "configs/rl_cpu_small.yaml", "--policy", f"{SFT}/policy", "--datasets", *data]
     cmd += ["--data_seed", str(f["data_seed"]), "--seed", str(seed), "--output_dir", str(out)]
     cmd += [
         "--eval_datasets",

@@ -309,7 +309,7 @@ def run_demo(cfg: DemoConfig) -> dict:
             max_completion_length=cfg.max_new_tokens,
             max_steps=cfg.rl_steps,
             save_steps=cfg.rl_steps,
-            # the CPU preset (configs/rl_cpu.yaml): shared generation batches, bf16 only where it is native
+            # the small-batch CPU preset (configs/rl_cpu_small.yaml): shared generation batches, bf16 only where it is native
             bf16_autocast="auto",
             rollout_bf16_weights="auto",
             rm_bf16_autocast="auto",
