@@ -39,7 +39,7 @@ COLLAPSE = 5.0  # points of held-out accuracy below step 0 (predictions.md §4, 
 ARMS = ("cooper_paper", "cooper_paper_noscale")  # §4: the paper's Cooper and its intervention arm
 PASSRATES = HERE / "data" / "train_filtered.jsonl.passrates.jsonl"
 I15 = HERE.parent / "reward_hacking" / "results" / "runs"
-I15_ROW = "i15 rule (issue 15)"  # the rows of issue 15's own rule runs (not the i15_filter setting)
+I15_ROW = "i15 rule (issue 15)"  # the name of issue 15's own rule runs' rows (not the i15_filter setting)
 SETS = {"builtin:test": "built-in test", "svamp_heldout": "SVAMP", "gsm8k_test": "GSM8K"}
 
 
@@ -181,7 +181,7 @@ def monitor_table(rows: dict) -> str:
     """The monitor's out-of-sample record over this experiment's finished runs (not issue 15's): on the runs that
     collapsed (§4's definition: the last evaluation), whether a flag came at or before their first evaluation that
     far below step 0; flags on the others."""
-    own = {n: r for n, r in rows.items() if not n.startswith(I15_ROW) and r["finished"]}
+    own = {n: r for n, r in rows.items() if not r.get("issue15_reference") and r["finished"]}
     lines = [
         "| run | held-out mean by evaluation (step: %) | collapsed | first flag (step) | flagged calls | in time |",
         "|---|---|---|---|---|---|",
@@ -217,7 +217,7 @@ def figure(rows: dict, path: Path) -> None:
 
     fig, ((a, o), (b, f)) = plt.subplots(2, 2, figsize=(15, 9.5))
     gains = []  # (name, colour, gain, ci95) of this experiment's runs, for the panel of gains
-    own = [n for n in rows if not n.startswith(I15_ROW)]
+    own = [n for n, r in rows.items() if not r.get("issue15_reference")]
     tab20 = plt.get_cmap("tab20").colors
     palette = tab20[0::2] + tab20[1::2]  # 20 distinct colours, the dark ones first; issue 15's rule runs in greys
     greys = iter(("0.35", "0.55", "0.75"))
@@ -263,7 +263,7 @@ def figure(rows: dict, path: Path) -> None:
         title="held-out: built-in test, 300 problems (issue 15: 100)\n(bar: 95 % CI of the gain over step 0)",
     )
     o.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    i15_lines = [h for h in a.get_lines() if h.get_label().startswith(I15_ROW)]
+    i15_lines = [h for h in a.get_lines() if h.get_label() not in own]
     if i15_lines:  # the other runs are named in the next panel's legend
         a.legend(handles=i15_lines, fontsize=7, loc="lower right")
     gains.sort(key=lambda t: t[2])
@@ -702,7 +702,7 @@ def main():
     rows = {}
     for s in range(3):  # the reference: issue 15's rule runs (2 prompts x G=4, unfiltered, lr 1e-5)
         if (I15 / f"rule-s{s}").is_dir():
-            rows[f"{I15_ROW} s{s}"] = run_report(I15 / f"rule-s{s}", "issue 15 rule")
+            rows[f"{I15_ROW} s{s}"] = run_report(I15 / f"rule-s{s}", "issue 15 rule") | {"issue15_reference": True}
     for d in sorted((results / "runs").glob("*-s*")):
         if (d / "rl_config.json").is_file():
             rows[d.name] = run_report(d, d.name)
