@@ -370,7 +370,7 @@ def test_the_monitor_table_counts_finished_runs_by_the_preregistered_collapse():
         return {"monitor": m, "finished": finished}
 
     rows = {
-        "i15 rule (issue 15) s0": row(True, None, False),  # issue 15's: not out of sample
+        "i15 rule (issue 15) s0": row(True, None, False) | {"issue15_reference": True},  # not out of sample
         "a-s0": row(True, 10, True, bad=50),
         "b-s0": row(True, None, False, bad=50),
         "c-s0": row(False, 5, False, bad=25),  # dipped at the middle, recovered: not collapsed, and flagged
