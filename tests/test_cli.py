@@ -1,10 +1,16 @@
+import dataclasses
 import json
+from pathlib import Path
 
 import pytest
+import yaml
 
 from cooper_rl.cli import main, parse_config
 from cooper_rl.data import DataConfig
 from cooper_rl.evaluate import EvalConfig
+from cooper_rl.rl.config import RLConfig
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_yaml_then_flags(tmp_path):
@@ -59,3 +65,25 @@ def test_every_command_has_config_and_help(name, capsys):
     with pytest.raises(SystemExit) as e:
         main([name, "--help"])
     assert e.value.code == 0 and "--config" in capsys.readouterr().out
+
+
+def test_every_committed_preset_parses_into_cooper_rls_config():
+    presets = sorted((ROOT / "configs").glob("*.yaml"))
+    assert {p.name for p in presets} >= {"rl_cpu.yaml", "rl_cpu_small.yaml", "rl_gpu.yaml"}
+    for p in presets:
+        parse_config(RLConfig, ["--config", str(p)])  # unknown keys or bad values exit
+
+
+def test_the_cpu_preset_is_the_regime_the_rl_learns_sweep_picked():
+    """configs/rl_cpu.yaml steps as experiments/rl_learns' regime does (the regime's flags over the experiment's base
+    preset and common flags), so the README's claim for the preset is the experiment's."""
+    settings = yaml.safe_load((ROOT / "experiments/rl_learns/settings.yaml").read_text())
+    preset = yaml.safe_load((ROOT / "configs/rl_cpu.yaml").read_text())
+    base = yaml.safe_load((ROOT / "configs/rl_cpu_small.yaml").read_text())  # what the experiment's runs start from
+    run = base | settings["common"] | settings["settings"][settings["regime"]]["flags"]
+    defaults = {f.name: f.default for f in dataclasses.fields(RLConfig)}
+    for k in ("num_generations", "prompts_per_step", "steps_per_generation", "gradient_accumulation_steps",
+              "learning_rate", "lr_scheduler_type", "warmup_steps", "max_steps", "beta", "temperature", "top_p",
+              "loss_type", "scale_rewards", "max_prompt_length", "max_completion_length", "bf16_autocast",
+              "rollout_bf16_weights", "rm_bf16_autocast"):  # fmt: skip
+        assert preset.get(k, defaults[k]) == run.get(k, defaults[k]), k
