@@ -1,4 +1,4 @@
-"""Cooper's overhead while the RM is actually updated: rule vs cooper step time at the CPU preset, from a
+"""Cooper's overhead while the RM is actually updated: rule vs cooper step time at the small-batch CPU preset, from a
 warm-started policy, with the MiniLM RM and with a decoder-LLM RM (SmolLM2-135M as a sequence classifier).
 
   python benchmarks/cooper_overhead.py [--rounds 2] [--generations 3] [--policy DIR] [--sft_steps 100]

@@ -4,7 +4,7 @@
 
 The RL-step profile shows the policy update (forward + backward + AdamW) and the reference log-probs at
 ~50% of the fp32 matmul peak; this CPU also has AMX bf16 units (bf16 matmul peak ~3x fp32). One forward +
-backward of the embedded policy on a batch shaped like the CPU preset's (8 sequences x 218 tokens) is timed
+backward of the embedded policy on a batch shaped like the small-batch CPU preset's (8 sequences x 218 tokens) is timed
 in each configuration alternately; the loss difference shows the numerical cost.
 """
 

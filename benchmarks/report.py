@@ -82,7 +82,7 @@ def main():
         rows.append(
             (
                 "RL step",
-                "cooper / rule step time (CPU preset)",
+                "cooper / rule step time (small-batch CPU preset)",
                 "≤ 1.05",
                 f"{rl['ratio_vs_rule']['cooper']:.3f} (per generated token {rl['ratio_vs_rule_per_completion_token']['cooper']:.3f})",
                 rl["ratio_vs_rule"]["cooper"] <= 1.05,
@@ -229,7 +229,7 @@ def main():
         rows.append(
             (
                 "throughput",
-                f"rollouts per hour of `cooper rl --reward {t['reward']}`, CPU preset: old → new ({', '.join(t['variants'])} alternated; {where})",
+                f"rollouts per hour of `cooper rl --reward {t['reward']}`, small-batch CPU preset: old → new ({', '.join(t['variants'])} alternated; {where})",
                 "≥ 2.5×",
                 f"{t['rollouts_per_hour_old']:.0f} → {t['rollouts_per_hour_new']:.0f} ({t['rollouts_per_hour_speedup']:.2f}×)",
                 t["rollouts_per_hour_speedup"] >= 2.5,
@@ -286,7 +286,7 @@ def main():
             rows.append(
                 (
                     "Cooper overhead",
-                    f"{v} / rule step time with RM updates (RM {d['rm']}, SFT warm start, CPU preset{label})",
+                    f"{v} / rule step time with RM updates (RM {d['rm']}, SFT warm start, small-batch CPU preset{label})",
                     "≤ 1.05",
                     f"{d['over_rule']:.3f} (rounds {', '.join(f'{x:.2f}' for x in d.get('over_rule_by_round', []))}; "
                     f"per generated token {d.get('over_rule_per_token', float('nan')):.3f}; reward phase alone "

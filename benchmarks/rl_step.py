@@ -1,4 +1,4 @@
-"""RL step time and its breakdown for rule / model / cooper on the CPU preset, alternated in one run,
+"""RL step time and its breakdown for rule / model / cooper on the small-batch CPU preset, alternated in one run,
 plus the FLOP/s the policy update and generation achieve against the machine's fp32 matmul peak.
 
   python benchmarks/rl_step.py [--rounds 3] [--steps 6] [--rm minilm-l6] [--config configs/rl_cpu_small.yaml]

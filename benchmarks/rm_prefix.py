@@ -4,7 +4,7 @@ padded batch vs batches of similar length (length_batches; every backbone).
 
   python benchmarks/rm_prefix.py [--rm smollm2-135m-instruct] [--repeats 7] [--prompts 8] [--name rm_prefix]
 
-What one Cooper reward call does with the RM at the CPU preset, timed on every path, the order rotating per repeat:
+What one Cooper reward call does with the RM at the small-batch CPU preset, timed on every path, the order rotating per repeat:
   score   the RM scores prompts x 4 rollouts (configs/rl_cpu_small.yaml: 2 prompts x 4 rollouts per step, 4 steps per
           generation batch = 8 prompts), no grad;
   update  one pairwise update on 2 (positive, negative) pairs (each pair shares its prompt's prefix), with grad.

@@ -61,7 +61,7 @@ def main():
             scores[sort] = rm.score(q, r, c, batch_size=args.batch_size, sort_by_length=sort)
             rate[sort].append(len(q) / (time.perf_counter() - t))
     max_diff = max(abs(a - b) for a, b in zip(scores[True], scores[False]))
-    # Cooper's RM update at the CPU preset's size: 2 prompts -> up to 2 (positive, negative) pairs
+    # Cooper's RM update at the small-batch CPU preset's size: 2 prompts -> up to 2 (positive, negative) pairs
     rm.configure_optimizer(lr=0.0)  # lr 0: time the step without drifting the weights
     upd = []
     for i in range(args.repeats):

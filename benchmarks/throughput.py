@@ -1,4 +1,4 @@
-"""Rollouts per hour of `cooper rl` on the CPU preset: today's settings vs the faster ones, alternated in one run.
+"""Rollouts per hour of `cooper rl` on the small-batch CPU preset: today's settings vs the faster ones, alternated in one run.
 
   python benchmarks/throughput.py [--rounds 2] [--config configs/rl_cpu_small.yaml] [--reward cooper]
 

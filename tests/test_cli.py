@@ -81,9 +81,11 @@ def test_the_cpu_preset_is_the_regime_the_rl_learns_sweep_picked():
     preset = yaml.safe_load((ROOT / "configs/rl_cpu.yaml").read_text())
     base = yaml.safe_load((ROOT / "configs/rl_cpu_small.yaml").read_text())  # what the experiment's runs start from
     run = base | settings["common"] | settings["settings"][settings["regime"]]["flags"]
+    run["data_seed"] = settings["filter"]["data_seed"]  # run.py passes the filter's
     defaults = {f.name: f.default for f in dataclasses.fields(RLConfig)}
     for k in ("num_generations", "prompts_per_step", "steps_per_generation", "gradient_accumulation_steps",
               "learning_rate", "lr_scheduler_type", "warmup_steps", "max_steps", "beta", "temperature", "top_p",
               "loss_type", "scale_rewards", "max_prompt_length", "max_completion_length", "bf16_autocast",
-              "rollout_bf16_weights", "rm_bf16_autocast"):  # fmt: skip
+              "rollout_bf16_weights", "rm_bf16_autocast", "bf16", "rollout_autocast", "num_iterations",
+              "compact_lm_head", "trim_padding", "sampler_logprobs", "data_seed", "reward"):  # fmt: skip
         assert preset.get(k, defaults[k]) == run.get(k, defaults[k]), k

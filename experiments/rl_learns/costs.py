@@ -36,7 +36,7 @@ NOT_COST = {"max_steps", "eval_steps", "save_steps", "save_total_limit", "eval_k
 
 
 def config(settings: dict, name: str) -> dict:
-    """The cooper rl config of setting NAME as a benchmark runs it: the CPU preset, common flags, its own flags."""
+    """The cooper rl config of setting NAME as a benchmark runs it: the small-batch CPU preset (the experiment.s base), common flags, its own flags."""
     if name not in settings["settings"]:
         sys.exit(f"unknown setting {name!r}; settings.yaml has {sorted(settings['settings'])}")
     merged = yaml.safe_load((ROOT / "configs" / "rl_cpu_small.yaml").read_text()) | run_flags(settings, name)

@@ -85,7 +85,7 @@ class RLConfig:
         default=512, metadata={"help": "Drop training prompts longer than this, in tokens (0: keep all)."}
     )
     max_completion_length: int = field(
-        default=128, metadata={"help": "Longest rollout, in new tokens (paper: 512; CPU preset: 128)."}
+        default=128, metadata={"help": "Longest rollout, in new tokens (paper: 512; CPU presets: 128)."}
     )
     rm_learning_rate: float = field(
         default=1e-5, metadata={"help": "AdamW learning rate of the co-optimized RM (paper: 1e-5)."}

@@ -191,7 +191,7 @@ def install_padding_trimmer(trainer) -> PaddingTrimmer | None:
 class SamplerLogprobs:
     """Old log-probs from the sampler: while the trainer's fp32 policy generates a batch, record the log-prob
     (``log_softmax(logits / temperature)``, as TRL computes it) of every token it samples, and hand them to TRL
-    in place of its extra no-grad forward over the same batch (``old_logprobs``: ~13 % of a CPU preset step).
+    in place of its extra no-grad forward over the same batch (``old_logprobs``: ~13 % of a small-batch CPU preset step).
 
     Exact only where the sampler is the policy itself: fp32 HF generate of the trainer's model, no bf16 copy, no
     autocast (then the two differ by float rounding of a KV-cached vs a whole-sequence forward; tested). A batch

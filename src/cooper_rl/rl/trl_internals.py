@@ -9,7 +9,7 @@ cooper drives TRL's public API (GRPOTrainer, GRPOConfig, SFTTrainer, callbacks).
 
 - TRL's fused LM head scores only the completion positions on Triton devices but every position (prompt and
   padding too) elsewhere; ``score_completions_only`` makes the CPU take the same compact path (identical
-  log-probs and gradients, ~40% less LM-head work on the CPU preset) by wrapping ``trl.trainer.utils._use_triton``.
+  log-probs and gradients, ~40% less LM-head work on the small-batch CPU preset) by wrapping ``trl.trainer.utils._use_triton``.
 
 - a resume keeps the prompt order of a run that never stopped: ``epoch_exact_sampler`` wraps the sampler that
   GRPOTrainer's private ``_get_train_sampler`` returns (TRL's own replays epoch 0's order after a resume in a later
