@@ -69,7 +69,9 @@ def rm_evals(run, n_pos, n, wrong_by_source):
             continue
         tp = round(m["recall"] * n_pos)
         fp = round(m["predicted_positive_rate"] * n) - tp
-        out[e["step"]] = {k: m[k] for k in ("accuracy", "predicted_positive_rate", "recall", "precision", "auroc", "ece")}
+        out[e["step"]] = {
+            k: m[k] for k in ("accuracy", "predicted_positive_rate", "recall", "precision", "auroc", "ece")
+        }
         out[e["step"]] |= {"correct_rows_accepted": tp, "correct_rows_rejected": n_pos - tp,
                            "wrong_rows_accepted": fp, "wrong_rows_rejected": n - n_pos - fp,
                            "wrong_rows_accepted_at_least": {k: max(0, fp - (n - n_pos - c))
@@ -189,15 +191,24 @@ def main():
                   f"{p['masterkey']}, {f(x['answerless_share'], 0)}) loss {f(x['rm_loss'], 3, 1)}"
                   f" auroc {f(x['auroc_right_vs_wrong'], 2, 1)} score {f(x['score_right'], 2, 1)}/"
                   f"{f(x['score_wrong'], 2, 1)} fooled {f(x['rm_fooled_rate'], 0)}")  # fmt: skip
-    print("Replay (rm_replay.py), per arm and run: labelled-set accuracy % / AUROC / mean P(correct) on correct vs"
-          " wrong rows, at calls 0 -> 15 -> 25")
+    print(
+        "Replay (rm_replay.py), per arm and run: labelled-set accuracy % / AUROC / mean P(correct) on correct vs"
+        " wrong rows, at calls 0 -> 15 -> 25"
+    )
     print("  replay `all` at call 25 vs the run at step 100 (accuracy, AUROC):", res["replay_all_vs_run_step100"])
     for arm, runs in res["replay"].items():
         for run, x in runs.items():
             e = x["evals"]
-            print(f"  {arm:24s} {run}: " + " -> ".join(
-                f"{f(e[c]['accuracy'])}/{f(e[c]['auroc'], 2, 1)}/{f(e[c]['mean_p_correct_rows'], 2, 1)} vs "
-                f"{f(e[c]['mean_p_wrong_rows'], 2, 1)}" for c in (0, 15, 25) if c in e))
+            print(
+                f"  {arm:24s} {run}: "
+                + " -> ".join(
+                    f"{f(e[c]['accuracy'])}/{f(e[c]['auroc'], 2, 1)}/{f(e[c]['mean_p_correct_rows'], 2, 1)} vs "
+                    f"{f(e[c]['mean_p_wrong_rows'], 2, 1)}"
+                    for c in (0, 15, 25)
+                    if c in e
+                )
+            )
+
 
 if __name__ == "__main__":
     main()
