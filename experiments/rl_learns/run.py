@@ -275,8 +275,9 @@ def copy_logs(out: Path) -> None:
             if (out / f).is_file():
                 shutil.copy(out / f, tmp / f)
         trainer_log(out, tmp, previous=dst / "trainer_log.jsonl")
-        if (out / "rollouts.jsonl").is_file():
-            (tmp / "rollouts.jsonl.gz").write_bytes(gzip.compress(whole_lines(out / "rollouts.jsonl"), mtime=0))
+        for f in ("rollouts.jsonl", "rm_pairs.jsonl"):  # rm_pairs: a Cooper run's RM training pairs
+            if (out / f).is_file():
+                (tmp / f"{f}.gz").write_bytes(gzip.compress(whole_lines(out / f), mtime=0))
         for e in sorted((out / "eval").glob("step-*")):
             if (e / "summary.json").is_file():  # a finished evaluation (its samples are complete)
                 (tmp / "eval" / e.name).mkdir(parents=True)

@@ -193,6 +193,13 @@ def test_reference_positives_stand_in_for_prompts_the_policy_got_wrong(tmp_path)
     # mined for q: its confidently wrong rollouts, the RM's favourite first ("#### 13", then "#### 8"; "no idea"
     # has no answer); for p: "\boxed{7}" then "\boxed{6}"
     assert out["valid/mined"] == 4 and not same(before, weights(rm))
+    # the logged pairs say which kind made each and where its positive came from
+    assert len(out["pairs"]) == out["n_valid"] and {x["kind"] for x in out["pairs"]} == {"corrupt", "mined"}
+    assert sum(x["kind"] == "mined" for x in out["pairs"]) == 4
+    assert {x["positive_source"] for x in out["pairs"] if x["question"] == "q"} == {"reference"}
+    assert {x["positive_source"] for x in out["pairs"] if x["question"] == "p"} == {"rollout"}
+    assert all(x["positive"] == ref_sol for x in out["pairs"] if x["question"] == "q")
+    assert sum(x["loss"] for x in out["pairs"]) / len(out["pairs"]) == pytest.approx(out["rm_loss"], rel=1e-4)
     # without solutions the step is the paper's: q has no positive
     out = cooper_step(rm, gen, qs, refs, comps, verdicts, pairs_per_prompt=2, scores=scores)
     assert "reference_positives" not in out and out["invalid/no_positive"] == 2 and out["valid/mined"] == 2

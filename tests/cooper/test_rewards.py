@@ -172,3 +172,20 @@ def test_binary_cooper_reward_binarizes_the_pre_update_scores(rm, tmp_path, monk
     out, logged = call(reward, TEXTS)
     assert out == [float(s >= 0.5) for s in pre] and seen[0] == pytest.approx(pre)
     assert logged["cooper/rm/n_valid"] == 2 and rm.score(Q, REF, TEXTS) != pytest.approx(pre)  # the RM still learns
+
+
+def test_cooper_reward_logs_its_rm_training_pairs_per_step(rm, tmp_path):
+    reward = CooperReward(
+        rm, CorruptNegatives(0), pairs_path=tmp_path / "pairs.jsonl", metrics_path=tmp_path / "m.jsonl"
+    )
+    rm.configure_optimizer(lr=1e-3)
+    _, logged = call(reward, TEXTS, step=4)
+    pairs = [json.loads(x) for x in (tmp_path / "pairs.jsonl").read_text().splitlines()]
+    # TEXTS has one verified rollout per prompt: two corrupted pairs, logged with the step of the call
+    assert len(pairs) == logged["cooper/rm/n_valid"] == 2 and {p["step"] for p in pairs} == {5}
+    assert [p["positive"] for p in pairs] == [TEXTS[0], TEXTS[2]] and all(p["negative"] for p in pairs)
+    assert sum(p["loss"] for p in pairs) / 2 == pytest.approx(logged["cooper/rm/rm_loss"], rel=1e-4)
+    metrics = json.loads((tmp_path / "m.jsonl").read_text())
+    assert "rm/pairs" not in metrics and "cooper/rm/pairs" not in logged  # the pairs are a log of their own
+    # without a path nothing is written, and the step is the same
+    assert CooperReward(rm, CorruptNegatives(0)).extra_logs() == []

@@ -1,6 +1,8 @@
 """The Cooper RM step: positives against the reference, masked pairs, and the three negative generators
 (offline corruption, an OpenAI-compatible assistant on a real loopback server, a local HF model)."""
 
+import math
+
 import pytest
 
 from cooper_rl import verify
@@ -59,6 +61,12 @@ def test_corrupt_negatives_and_update(rm):
     assert out["positive_rate"] == 0.5 and out["invalid/no_positive"] == 1
     assert out["rm_loss"] is not None and out["neg_seconds"] >= 0
     assert not same(before, weights(rm))
+    # the one valid pair is logged: its texts, its logits before the update and the loss they give
+    (pair,) = out["pairs"]
+    assert pair["positive"] == GOOD and pair["positive_source"] == "rollout" and pair["kind"] is None
+    assert pair["question"] == "q" and pair["reference"] == "7" and not verify.verify(pair["negative"], "7")
+    assert pair["loss"] == pytest.approx(math.log1p(math.exp(pair["logit_neg"] - pair["logit_pos"])))
+    assert pair["loss"] == pytest.approx(out["rm_loss"], rel=1e-4)  # the step's mean over its one pair
 
 
 def test_invalid_pairs_do_not_move_the_rm(rm):
@@ -68,7 +76,7 @@ def test_invalid_pairs_do_not_move_the_rm(rm):
     before = weights(rm)
     out = cooper_step(rm, broken, ["q", "q"], ["7", "7"], [GOOD, "\\boxed{8}"], [True, False])
     assert out["n_valid"] == 0 and out["rm_loss"] is None and out["invalid/server_error"] == 1
-    assert same(before, weights(rm))
+    assert same(before, weights(rm)) and out["pairs"] == []  # masked pairs are not logged as learnt from
     # masked pairs next to valid ones give the same update as the valid pairs alone
     rm2 = VerifyRM(type(rm.model)(rm.model.config), rm.tokenizer, rm.max_length, rm.backbone)
     rm2.model.load_state_dict(rm.model.state_dict())

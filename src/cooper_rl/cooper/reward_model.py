@@ -434,7 +434,8 @@ class VerifyRM:
         all-reduced every call (also on ranks with no valid pair), so every rank takes the same step on the
         mean over all ranks' valid pairs and the RM copies stay identical; the step is skipped only if no rank
         has a valid pair. A step with a non-finite gradient norm is skipped too.
-        Returns {"rm_loss": float or None, "n_valid": int, "grad_norm": float}.
+        Returns {"rm_loss": float or None, "n_valid": int, "grad_norm": float, "pair_logits": per pair [s_pos, s_neg]
+        before the step, None for a masked pair}.
         """
         n = len(questions)
         if not n == len(references) == len(pos_completions) == len(neg_completions):
@@ -456,10 +457,12 @@ class VerifyRM:
             s = self.logits(qs + qs, rs + rs, [pos_completions[i] for i in keep] + [neg_completions[i] for i in keep])
             pair_losses = -F.logsigmoid(s[: len(keep)] - s[len(keep) :])
             local_mean = pair_losses.mean().item()
+            scored = dict(zip(keep, s.detach().float().view(2, -1).T.tolist()))
             # sum / (valid pairs on all ranks): after the gradient all-reduce (SUM) every rank holds the
             # gradient of the mean over all valid pairs in the world
             loss = pair_losses.sum() / max(n_total, 1.0)
         else:  # zero loss through the graph: every parameter gets a (zero) gradient
+            scored = {}
             q, r, c = (questions[0], references[0], pos_completions[0]) if n else ("", "", "")
             loss = self.logits([q], [r], [c]).sum() * 0.0
         loss.backward()
@@ -474,4 +477,9 @@ class VerifyRM:
             self.optimizer.step()
             self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
-        return {"rm_loss": local_mean if keep else None, "n_valid": len(keep), "grad_norm": float(grad_norm)}
+        return {
+            "rm_loss": local_mean if keep else None,
+            "n_valid": len(keep),
+            "grad_norm": float(grad_norm),
+            "pair_logits": [scored.get(i) for i in range(n)],  # the logged pairs (cooper_step): which ones moved it
+        }

@@ -68,6 +68,10 @@ class RuleReward:
         """Scores to log beside this call's rewards when they differ from them (none for the rule)."""
         return None
 
+    def extra_logs(self) -> list[tuple[Path, list[dict]]]:
+        """(path, rows) of this call's further per-step logs (none for the rule); each row gets the step."""
+        return []
+
     def __call__(
         self,
         prompts=None,
@@ -140,6 +144,9 @@ class RuleReward:
                     for i, (q, r, c, v, w) in enumerate(zip(question, reference, texts, verdicts, rewards))
                 ),
             )
+        if main:
+            for path, rows in self.extra_logs():
+                append_jsonl(path, ({"step": step, **row} for row in rows))
         return rewards
 
 
@@ -181,13 +188,28 @@ class ModelReward(RuleReward):
 class CooperReward(ModelReward):
     """ModelReward whose RM is then updated on this step's rollouts (Cooper co-optimization)."""
 
-    def __init__(self, rm, negatives, pairs_per_prompt: int = 1, reference_positives: bool = False, **kwargs):
+    def __init__(
+        self,
+        rm,
+        negatives,
+        pairs_per_prompt: int = 1,
+        reference_positives: bool = False,
+        pairs_path: str | Path | None = None,
+        **kwargs,
+    ):
         """negatives: a generator of negatives.py; pairs_per_prompt: pairs per prompt; reference_positives: prompts
         without a verified rollout take their worked solution (the `solution` column) as the positive (beyond the
-        paper); kwargs: those of ModelReward."""
+        paper); pairs_path: a jsonl file for every RM training pair (texts, logits, loss); kwargs: those of
+        ModelReward."""
         super().__init__(rm, **kwargs)
         self.negatives, self.pairs_per_prompt = negatives, pairs_per_prompt
         self.reference_positives = reference_positives
+        self.pairs_path = Path(pairs_path) if pairs_path else None
+        self.last_pairs: list[dict] = []
+
+    def extra_logs(self) -> list[tuple[Path, list[dict]]]:
+        """This call's RM training pairs, to pairs_path."""
+        return [(self.pairs_path, self.last_pairs)] if self.pairs_path is not None else []
 
     def rewards(self, questions, references, texts, verdicts, solutions=None) -> tuple[list[float], dict]:
         """Rewards from the RM as it is now, then one RM update on its scores (its metrics come with the rewards)."""
@@ -207,5 +229,6 @@ class CooperReward(ModelReward):
             solutions=solutions if self.reference_positives else None,
         )
         t_step = time.perf_counter() - t0
+        self.last_pairs = step.pop("pairs")
         timing = {"time/negatives": step["neg_seconds"], "time/rm_update": t_step - step["neg_seconds"]}
         return self.reward_of(scores), {**extra, **{f"rm/{k}": v for k, v in step.items()}, **timing}

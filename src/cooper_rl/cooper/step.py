@@ -102,7 +102,8 @@ def cooper_step(
     prompt's worked solution or None, to use as the positive of prompts without a verified rollout -- beyond the
     paper). Returns metrics: rm_loss (None if no valid pair), n_pairs, n_valid, valid_rate, positive_rate (prompts
     with a verified rollout), reference_positives (prompts whose positive is their solution), neg_seconds,
-    rm_grad_norm, valid/<kind> counts of a mix, and invalid/<reason> counts (no_positive counts prompts)."""
+    rm_grad_norm, valid/<kind> counts of a mix, and invalid/<reason> counts (no_positive counts prompts); and
+    `pairs`, a list of the valid pairs (kind of a mix, positive's source, texts, logits before the update, loss)."""
     pos = select_positives(questions, references, completions, verdicts, pairs_per_prompt)
     pos = fill_positives(pos, questions, references, pairs_per_prompt)
     ref, rejected = (
@@ -131,6 +132,20 @@ def cooper_step(
     with torch.enable_grad():
         out = rm.pairwise_update(q, r, p, [n or "" for n in negs], valid=valid)
 
+    pairs = [  # what the RM learnt from: the record that tells which pairs moved it
+        {
+            "kind": kinds[j // n_pos] if kinds else None,
+            "positive_source": "rollout" if j % n_pos < len(pos) else "reference",
+            "question": q[j],
+            "reference": r[j],
+            "positive": p[j],
+            "negative": negs[j],
+            "logit_pos": lp,
+            "logit_neg": ln,
+            "loss": -torch.nn.functional.logsigmoid(torch.tensor(lp - ln)).item(),
+        }
+        for j, (lp, ln) in ((j, x) for j, x in enumerate(out["pair_logits"]) if x is not None)
+    ]
     n_prompts = len(set(zip(questions, references)))
     n_with_pos = len({(questions[i], references[i]) for i in pos})
     n_ref = len({(questions[i], references[i]) for i in ref})
@@ -149,4 +164,5 @@ def cooper_step(
         "neg_seconds": neg_seconds,
         **{f"invalid/{k}": v for k, v in sorted(invalid.items())},
         **({f"valid/{k}": sum(valid[i * n_pos : (i + 1) * n_pos]) for i, k in enumerate(kinds)} if kinds else {}),
+        "pairs": pairs,
     }

@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 RM_DIR = "cooper_rm"  # inside each checkpoint-N (cooper mode)
 RM_STATE = "rm_state.pt"
-LOGS = ("metrics.jsonl", "timing.jsonl", "evals.jsonl", "rollouts.jsonl")  # per-step logs in output_dir
+LOGS = ("metrics.jsonl", "timing.jsonl", "evals.jsonl", "rollouts.jsonl", "rm_pairs.jsonl")  # per-step logs
 
 
 def _generators(reward) -> dict:

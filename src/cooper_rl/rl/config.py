@@ -355,7 +355,10 @@ class RLConfig:
     )
     log_rollouts: bool = field(
         default=True,
-        metadata={"help": "Append every rollout with its verdict and reward to output_dir/rollouts.jsonl."},
+        metadata={
+            "help": "Append every rollout with its verdict and reward to output_dir/rollouts.jsonl (and, with "
+            "reward cooper, every RM training pair to output_dir/rm_pairs.jsonl)."
+        },
     )
     eval_steps: int = field(
         default=0,

@@ -145,6 +145,7 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
         negatives,
         cfg.pairs_per_prompt,
         reference_positives=cfg.reference_positives,
+        pairs_path=Path(cfg.output_dir) / "rm_pairs.jsonl" if cfg.log_rollouts else None,
         monitor=monitor,
         batch_size=cfg.rm_batch_size,
         binary=cfg.rm_binary_reward,
