@@ -147,6 +147,7 @@ def run_report(d: Path, label: str) -> dict:
         "seconds_per_1k_rollouts": 1000 * sum(t["step_seconds"] for t in timing) / n_rollouts if n_rollouts else None,
         # the step's torch threads (most steps'): 1 beside another run, 2 alone; costs compare at equal threads only
         "torch_threads": statistics.mode(t.get("torch_threads") for t in timing) if timing else None,
+        "torch_threads_all": sorted({t.get("torch_threads") for t in timing if t.get("torch_threads")}),
         "monitor": monitor_report(d, evals),
         "finished": finished_run(d),
         "peak_rss_gb": max((t["peak_rss_gb"] for t in timing if t.get("peak_rss_gb")), default=None),
@@ -673,6 +674,8 @@ def table(rows: dict) -> str:
     out = []
 
     def threads(r):  # the cost of a run with two torch threads (alone on the machine) is not the others'
+        if len(r.get("torch_threads_all") or []) > 1:  # resumed with another thread count: a mixed cost
+            return f" ({'/'.join(map(str, r['torch_threads_all']))} threads, mixed)"
         return f" ({r['torch_threads']} threads)" if r.get("torch_threads") not in (None, 1) else ""
 
     for name, r in rows.items():
