@@ -148,12 +148,16 @@ def test_pairwise_update_learns_and_masks(rm):
     assert _pair_loss(m, q, r, pos, neg) < loss0
 
     out = m.pairwise_update([q, q], [r, r], [pos, "junk"], [neg, "junk"], valid=[True, False])
-    assert out["n_valid"] == 1
+    assert out["n_valid"] == 1 and out["pair_logits"][1] is None  # the masked pair has no logits
+    s_pos, s_neg = out["pair_logits"][0]
+    assert out["rm_loss"] == pytest.approx(
+        -torch.nn.functional.logsigmoid(torch.tensor(s_pos - s_neg)).item(), rel=1e-5
+    )
 
     # no valid pair: backward runs, but weights stay put even though AdamW has momentum by now
     state = {k: v.clone() for k, v in m.model.state_dict().items()}
     out = m.pairwise_update([q], [r], [pos], [neg], valid=[False])
-    assert out == {"rm_loss": None, "n_valid": 0, "grad_norm": 0.0}
+    assert out == {"rm_loss": None, "n_valid": 0, "grad_norm": 0.0, "pair_logits": [None]}
     assert all(torch.equal(state[k], v) for k, v in m.model.state_dict().items())
 
 
