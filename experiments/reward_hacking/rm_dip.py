@@ -22,6 +22,8 @@ import json
 import re
 from pathlib import Path
 
+from cooper_rl.rm.evaluate import binary_metrics
+
 HERE = Path(__file__).resolve().parent
 RUNS = HERE / "results" / "runs"
 ROOT = HERE.parent.parent
@@ -39,18 +41,11 @@ def jsonl(path):
 
 
 def auroc(pos, neg):
-    """P(score of a rule-right rollout > score of a rule-wrong one), ties half (Mann-Whitney)."""
+    """P(score of a rule-right rollout > score of a rule-wrong one), ties half (Mann-Whitney; cooper's
+    binary_metrics); None without both."""
     if not pos or not neg:
         return None
-    allv = sorted([(s, 1) for s in pos] + [(s, 0) for s in neg])
-    rank_sum, i = 0.0, 0
-    while i < len(allv):  # average ranks over ties
-        j = i
-        while j < len(allv) and allv[j][0] == allv[i][0]:
-            j += 1
-        rank_sum += sum(lab for _, lab in allv[i:j]) * (i + j + 1) / 2
-        i = j
-    return (rank_sum - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg))
+    return binary_metrics([1] * len(pos) + [0] * len(neg), list(pos) + list(neg))["auroc"]
 
 
 def mean(xs):

@@ -153,11 +153,12 @@ def test_pairwise_update_learns_and_masks(rm):
     assert out["rm_loss"] == pytest.approx(
         -torch.nn.functional.logsigmoid(torch.tensor(s_pos - s_neg)).item(), rel=1e-5
     )
+    assert out["pair_losses"][1] is None and out["pair_losses"][0] == pytest.approx(out["rm_loss"], rel=1e-6)
 
     # no valid pair: backward runs, but weights stay put even though AdamW has momentum by now
     state = {k: v.clone() for k, v in m.model.state_dict().items()}
     out = m.pairwise_update([q], [r], [pos], [neg], valid=[False])
-    assert out == {"rm_loss": None, "n_valid": 0, "grad_norm": 0.0, "pair_logits": [None]}
+    assert out == {"rm_loss": None, "n_valid": 0, "grad_norm": 0.0, "pair_logits": [None], "pair_losses": [None]}
     assert all(torch.equal(state[k], v) for k, v in m.model.state_dict().items())
 
 

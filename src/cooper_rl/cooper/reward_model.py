@@ -435,7 +435,7 @@ class VerifyRM:
         mean over all ranks' valid pairs and the RM copies stay identical; the step is skipped only if no rank
         has a valid pair. A step with a non-finite gradient norm is skipped too.
         Returns {"rm_loss": float or None, "n_valid": int, "grad_norm": float, "pair_logits": per pair [s_pos, s_neg]
-        before the step, None for a masked pair}.
+        before the step, "pair_losses": per pair -logsigmoid(s_pos - s_neg) before the step; None for a masked pair}.
         """
         n = len(questions)
         if not n == len(references) == len(pos_completions) == len(neg_completions):
@@ -458,11 +458,12 @@ class VerifyRM:
             pair_losses = -F.logsigmoid(s[: len(keep)] - s[len(keep) :])
             local_mean = pair_losses.mean().item()
             scored = dict(zip(keep, s.detach().float().view(2, -1).T.tolist()))
+            losses = dict(zip(keep, pair_losses.detach().float().tolist()))
             # sum / (valid pairs on all ranks): after the gradient all-reduce (SUM) every rank holds the
             # gradient of the mean over all valid pairs in the world
             loss = pair_losses.sum() / max(n_total, 1.0)
         else:  # zero loss through the graph: every parameter gets a (zero) gradient
-            scored = {}
+            scored, losses = {}, {}
             q, r, c = (questions[0], references[0], pos_completions[0]) if n else ("", "", "")
             loss = self.logits([q], [r], [c]).sum() * 0.0
         loss.backward()
@@ -482,4 +483,5 @@ class VerifyRM:
             "n_valid": len(keep),
             "grad_norm": float(grad_norm),
             "pair_logits": [scored.get(i) for i in range(n)],  # the logged pairs (cooper_step): which ones moved it
+            "pair_losses": [losses.get(i) for i in range(n)],
         }

@@ -142,7 +142,7 @@ def cooper_step(
             "negative": negs[j],
             "logit_pos": lp,
             "logit_neg": ln,
-            "loss": -torch.nn.functional.logsigmoid(torch.tensor(lp - ln)).item(),
+            "loss": out["pair_losses"][j],
         }
         for j, (lp, ln) in ((j, x) for j, x in enumerate(out["pair_logits"]) if x is not None)
     ]
