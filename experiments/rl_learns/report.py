@@ -432,8 +432,22 @@ def decisions(c: dict) -> dict:
     """The pre-registered decisions (predictions.md §4 and §5), each None until its conditions have seeds 0-2."""
     done = lambda *names: all(c.get(n, {}).get("seeds") == [0, 1, 2] for n in names)  # noqa: E731
     return {
+        "regime_target": regime_target(c["rule"]) if done("rule") else None,
         "section4": section4(c) if done("cooper_paper", "cooper_paper_noscale") else None,
         "section5": section5(c) if done("rule", "model", "model_strong", "cooper_paper", "cooper_ref_bin") else None,
+    }
+
+
+def regime_target(rule: dict) -> dict:
+    """§3's target judged on the regime's three seeds (predictions.md): the mean built-in-test gain >= TARGET points
+    with its 95 % CI (seeds and problems) above 0, and SVAMP's and GSM8K's gains not significantly negative."""
+    g = rule["gain"]
+    built, others = g.get("built-in test"), {s: g.get(s) for s in ("SVAMP", "GSM8K")}
+    no_loss = all(x and x["ci95"] and x["ci95"][1] >= 0 for x in others.values())
+    return {
+        "built_in_gain": built,
+        **{f"{s}_gain": x for s, x in others.items()},
+        "meets_target": bool(built and built["ci95"] and built["mean"] >= TARGET and built["ci95"][0] > 0 and no_loss),
     }
 
 
@@ -564,6 +578,17 @@ def comparison_table(comp: dict | None) -> str:
     if shas:
         lines += ["", f"**Runs of one condition started from different RMs:** {shas}"]
     d = comp["decisions"]
+    t = d.get("regime_target")
+    lines += [
+        "",
+        "§3's target on the regime's three seeds (built-in gain ≥ 5 points, CI above 0; SVAMP, GSM8K not "
+        + (
+            f"significantly below step 0): built-in {signed(t['built_in_gain'])}, SVAMP {signed(t['SVAMP_gain'])}, "
+            f"GSM8K {signed(t['GSM8K_gain'])}: **{'met' if t['meets_target'] else 'not met'}**"
+            if t
+            else "significantly below step 0): waiting for 3 seeds of rule"
+        ),
+    ]
     for section, waiting in (("section4", "both arms"), ("section5", "every condition")):
         verdict = json.dumps(d[section]) if d[section] else f"waiting for 3 seeds of {waiting}"
         lines += ["", f"§{section[-1]} (pre-registered): {verdict}"]

@@ -328,8 +328,10 @@ def test_the_comparison_and_its_preregistered_decisions(tmp_path):
     d4 = c["decisions"]["section4"]
     assert d4["verdict"] == "supported" and d4["seeds_lower"] == [0, 1, 2]
     assert c["decisions"]["section5"] is None  # cooper_ref_bin has 2 of its 3 seeds
+    t = c["decisions"]["regime_target"]  # rule: +25 points on every set in every seed
+    assert t["meets_target"] and t["built_in_gain"]["mean"] == 25.0 and t["SVAMP_gain"]["ci95"][0] > 0
     table = report.comparison_table(c)
-    assert "| cooper_paper | 3 | 1 |" in table and "supported" in table
+    assert "| cooper_paper | 3 | 1 |" in table and "supported" in table and "**met**" in table
 
     # every condition complete: §5's targets and predictions
     _fake_run(runs / "cooper_ref_bin-s2", acc_end=1.0, pos_wrong=0.0, rm_right_end=4)
@@ -498,3 +500,14 @@ def test_a_cost_benchmark_runs_the_settings_step_without_its_schedule():
     assert a["prompts_per_step"] * a["num_generations"] == 64 and a["steps_per_generation"] == 1
     assert a["gradient_accumulation_steps"] == 4 and a["bf16_autocast"] is False
     assert not {"max_steps", "eval_steps", "save_steps"} & set(a)
+
+
+def test_regime_target_needs_the_gain_its_ci_and_no_loss_elsewhere():
+    def rule(built, svamp=(0.0, -1.0, 1.0)):
+        x = lambda m, lo, hi: {"mean": m, "ci95": [lo, hi]}  # noqa: E731
+        return {"gain": {"built-in test": x(*built), "SVAMP": x(*svamp), "GSM8K": x(0.0, -1.0, 1.0)}}
+
+    assert report.regime_target(rule((6.0, 1.0, 11.0)))["meets_target"]
+    assert not report.regime_target(rule((4.9, 1.0, 8.8)))["meets_target"]  # below 5 points
+    assert not report.regime_target(rule((6.0, -1.0, 13.0)))["meets_target"]  # CI includes 0
+    assert not report.regime_target(rule((6.0, 1.0, 11.0), svamp=(-3.0, -5.0, -1.0)))["meets_target"]  # SVAMP lost
