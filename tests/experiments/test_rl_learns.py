@@ -511,3 +511,11 @@ def test_regime_target_needs_the_gain_its_ci_and_no_loss_elsewhere():
     assert not report.regime_target(rule((4.9, 1.0, 8.8)))["meets_target"]  # below 5 points
     assert not report.regime_target(rule((6.0, -1.0, 13.0)))["meets_target"]  # CI includes 0
     assert not report.regime_target(rule((6.0, 1.0, 11.0), svamp=(-3.0, -5.0, -1.0)))["meets_target"]  # SVAMP lost
+
+
+def test_comparison_runs_are_not_rows_of_the_sweep():
+    settings = {"conditions": {"model": {}, "cooper_paper": {}}}
+    rows = {"b64_t07-s0": 1, "model-s0": 2, "cooper_paper-s12": 3, "i15 rule (issue 15) s0": 4, "model_x-s0": 5}
+    sweep, conditions = report.split_runs(rows, settings)
+    assert conditions == {"model-s0": 2, "cooper_paper-s12": 3}
+    assert sweep == {"b64_t07-s0": 1, "i15 rule (issue 15) s0": 4, "model_x-s0": 5}
