@@ -30,6 +30,13 @@ TARGETS = {"heldout": 0.99, "robustness": 0.99, "latex_heldout": 0.95, "latex_mi
 RULES = ("rule_strict", "rule_lenient", "math_verify")
 
 
+def train_seconds(t: dict) -> float | None:
+    """A training record's time to train over all its processes (None: resumed from a checkpoint without the record)."""
+    if "train_seconds_total" in t:
+        return t["train_seconds_total"]
+    return None if t.get("resumed_from") else t["train_seconds"]
+
+
 def load(directory: Path, rm: str) -> dict:
     """{set: {seed: evaluation}} of one RM's evaluation files in a results directory."""
     out = defaultdict(dict)
@@ -58,8 +65,8 @@ def summarise(evals: dict, trains: dict) -> dict:
     if trains:
         entry["train"] = {
             "seeds": sorted(trains),
-            # a resumed run's train_seconds is its last segment only: the runs that trained in one go
-            "train_minutes": ms([t["train_seconds"] / 60 for t in trains.values() if not t.get("resumed_from")]),
+            # every process of a run (train_seconds_total; a run resumed before it was recorded: unknown, left out)
+            "train_minutes": ms([train_seconds(t) / 60 for t in trains.values() if train_seconds(t) is not None]),
             "val_accuracy": ms([t["val_accuracy"] for t in trains.values()]),
             "data_rows": sorted({t.get("data_rows") for t in trains.values()}),
             "data_sha256": sorted({t.get("data_sha256") for t in trains.values()}),

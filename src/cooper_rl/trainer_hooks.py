@@ -1,6 +1,6 @@
 """Trainer callbacks shared by the three commands built on a transformers Trainer (`cooper sft`, `cooper train-rm`,
 `cooper rl`): a console with progress bars only, stop-on-signal with a checkpoint (a job stopped from outside
-resumes where it stopped), and finding the checkpoint to resume from."""
+resumes where it stopped), a run's wall time summed over its resumes, and finding the checkpoint to resume from."""
 
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ import os
 import re
 import signal
 import threading
+import time
 from pathlib import Path
 
 from transformers import TrainerCallback
 from transformers.trainer_callback import ProgressCallback
 
-from cooper_rl.io import TrainingInterrupted
+from cooper_rl.io import TrainingInterrupted, atomic_write_json
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +75,32 @@ class SaveOnSignal(TrainerCallback):
         for s, handler in self._previous.items():
             signal.signal(s, handler)
         self._previous = {}
+
+
+class ElapsedTime(TrainerCallback):
+    """A run's wall time summed over the processes that made it: each checkpoint records the seconds up to it
+    (``FILE``), and a run resumed from a checkpoint counts on from that record (the work a killed process did after
+    its last checkpoint is redone, so it is not counted twice). ``total()`` is None when the checkpoint resumed from
+    has no record (written by an older version): the sum is then unknown."""
+
+    FILE = "cooper_elapsed.json"
+
+    def __init__(self, resume_from: str | os.PathLike | None = None):
+        self.t0 = time.time()
+        self.before: float | None = 0.0
+        if resume_from:
+            f = Path(resume_from) / self.FILE
+            self.before = json.loads(f.read_text())["seconds"] if f.is_file() else None
+
+    def total(self) -> float | None:
+        """Seconds of this run so far, over every process that made it (None: unknown)."""
+        return None if self.before is None else self.before + time.time() - self.t0
+
+    def on_save(self, args, state, control, **kwargs):
+        """Record the seconds up to this checkpoint in it."""
+        ckpt = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+        if ckpt.is_dir() and self.before is not None:
+            atomic_write_json(ckpt / self.FILE, {"seconds": self.total(), "step": state.global_step})
 
 
 def seconds_until(when: str, now: datetime.datetime | None = None) -> float:

@@ -52,3 +52,11 @@ def test_a_later_round_reads_issue_14s_latex_evaluation_from_v4(tmp_path, monkey
     assert summary["v5_smollm2"]["latex_heldout"]["accuracy"]["mean"] == 0.96
     assert summary["v3_smollm2"]["latex_heldout"]["accuracy"]["mean"] == 0.4
     assert "| latex:dfrac | 10 | 96.0 | 40.0 |" in (r / "table.md").read_text()
+
+
+def test_time_to_train_counts_every_process_of_a_run():
+    assert report.train_seconds({"train_seconds": 60.0, "resumed_from": None}) == 60.0
+    # resumed: its train_seconds is the last process's only; the total is known once recorded
+    assert report.train_seconds({"train_seconds": 60.0, "resumed_from": "ckpt"}) is None
+    assert report.train_seconds({"train_seconds": 60.0, "resumed_from": "ckpt", "train_seconds_total": 200.0}) == 200.0
+    assert report.train_seconds({"train_seconds": 60.0, "resumed_from": "ckpt", "train_seconds_total": None}) is None

@@ -54,6 +54,7 @@ def test_train_rm_writes_model_and_metrics(tmp_path):
     assert [h["step"] for h in report["eval_history"]] == [1, 2]
     assert all(0.0 <= h["accuracy"] <= 1.0 for h in report["eval_history"])
     assert 0.0 < report["eval_seconds"] < report["train_seconds"]
+    assert report["train_seconds"] <= report["train_seconds_total"] < report["train_seconds"] + 1.0  # one process
 
 
 def test_split_is_grouped_by_question_and_deterministic():
@@ -138,8 +139,11 @@ def test_train_rm_bf16_autocast_resumes_after_sigkill(tmp_path):
         learning_rate=1e-3,
         resume_from_checkpoint="last",
     )
+    killed_at = json.loads(next(ckpts.glob("checkpoint-*/cooper_elapsed.json")).read_text())["seconds"]
     report = run_train_rm(cfg)
     assert report["resumed_from"] and report["global_step"] == 60
+    # the time to train counts the killed process's time up to its checkpoint, and this one's
+    assert killed_at > 0 and report["train_seconds_total"] >= report["train_seconds"] + killed_at
     assert report["data_rows"] == 80 and len(report["data_sha256"]) == 64
     assert not ckpts.exists()  # checkpoints removed once the RM is saved
     with pytest.raises(FileNotFoundError, match="no complete checkpoint"):

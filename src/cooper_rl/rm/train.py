@@ -179,7 +179,13 @@ def run_train_rm(cfg: TrainRMConfig) -> dict:
 def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
     from transformers import TrainingArguments, set_seed
 
-    from cooper_rl.trainer_hooks import bar_only_progress, checkpoint_step, resolve_checkpoint, train_until_signal
+    from cooper_rl.trainer_hooks import (
+        ElapsedTime,
+        bar_only_progress,
+        checkpoint_step,
+        resolve_checkpoint,
+        train_until_signal,
+    )
 
     set_seed(cfg.seed)
     rows = load_rm_rows(cfg.data, cfg.max_rows)
@@ -250,6 +256,8 @@ def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
         compute_metrics=compute_metrics,
     )
     bar_only_progress(trainer)  # progress bar, no raw log dicts on the console
+    elapsed = ElapsedTime(resume)  # the time to train, over every process of the run (each checkpoint keeps it)
+    trainer.add_callback(elapsed)
     t0 = time.time()
     try:
         train_out = train_until_signal(trainer, on_signal, resume, finish_loaded=True)
@@ -276,6 +284,8 @@ def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
         "global_step": train_out.global_step,
         "train_loss": train_out.training_loss,
         "train_seconds": time.time() - t0,  # this process's; includes its validations (eval_seconds of it)
+        # every process's that made this RM, up to here (None: resumed from a checkpoint without the record)
+        "train_seconds_total": elapsed.total(),
         "eval_seconds": final_eval_seconds
         + sum(h.get("eval_runtime", 0.0) for h in history if h.get("step", 0) > resumed_step),
         # validation accuracy over training (this process's evaluations and those of the checkpoint it resumed)
