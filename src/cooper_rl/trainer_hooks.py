@@ -92,6 +92,10 @@ class ElapsedTime(TrainerCallback):
             f = Path(resume_from) / self.FILE
             self.before = json.loads(f.read_text())["seconds"] if f.is_file() else None
 
+    def process(self) -> float:
+        """Seconds of this process's part of the run so far."""
+        return time.time() - self.t0
+
     def total(self) -> float | None:
         """Seconds of this run so far, over every process that made it (None: unknown)."""
         return None if self.before is None else self.before + time.time() - self.t0
@@ -99,7 +103,7 @@ class ElapsedTime(TrainerCallback):
     def on_save(self, args, state, control, **kwargs):
         """Record the seconds up to this checkpoint in it."""
         ckpt = Path(args.output_dir) / f"checkpoint-{state.global_step}"
-        if ckpt.is_dir() and self.before is not None:
+        if ckpt.is_dir() and self.before is not None and state.is_world_process_zero:
             atomic_write_json(ckpt / self.FILE, {"seconds": self.total(), "step": state.global_step})
 
 

@@ -67,9 +67,10 @@ def test_sft_resumes_after_sigkill(tmp_path):
         "--learning_rate",
         "1e-3",
     ]
-    run_cli_until_killed(args, ready=lambda: bool(list(out.glob("checkpoint-*/trainer_state.json"))))
+    run_cli_until_killed(args, ready=lambda: bool(list(out.glob("checkpoint-*/cooper_elapsed.json"))))
     assert list(out.glob("checkpoint-*/trainer_state.json")), "no checkpoint before the deadline"
     assert not (out / "sft_summary.json").exists()  # it really was killed mid-run
+    killed_at = json.loads(next(out.glob("checkpoint-*/cooper_elapsed.json")).read_text())["seconds"]
 
     cfg = SFTRunConfig(
         policy=str(tmp_path / "tiny"),
@@ -84,6 +85,8 @@ def test_sft_resumes_after_sigkill(tmp_path):
     summary = run_sft(cfg)
     start = int(summary["resumed_from"].rsplit("-", 1)[1])  # checkpoint-N
     assert 0 < start < 40 and summary["global_step"] == 40
+    # the time to train counts the killed process's part up to its checkpoint
+    assert killed_at > 0 and summary["train_seconds_total"] >= summary["train_seconds"] + killed_at
 
 
 def test_sft_resume_without_checkpoint_says_so_in_one_line(tmp_path, capsys):

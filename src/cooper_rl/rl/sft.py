@@ -129,7 +129,7 @@ def _run_sft(cfg: SFTRunConfig, on_signal) -> dict:
 
     from cooper_rl.models import load_tokenizer, resolve_model
     from cooper_rl.rl.trl_internals import score_completions_only
-    from cooper_rl.trainer_hooks import bar_only_progress, resolve_checkpoint, train_until_signal
+    from cooper_rl.trainer_hooks import ElapsedTime, bar_only_progress, resolve_checkpoint, train_until_signal
 
     if cfg.compact_lm_head and not torch.cuda.is_available():
         score_completions_only()  # the prompt and padding positions would also go through the 49k-word head
@@ -163,7 +163,10 @@ def _run_sft(cfg: SFTRunConfig, on_signal) -> dict:
         model=resolve_model(cfg.policy), args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer
     )
     bar_only_progress(trainer)  # progress bar, no raw log dicts on the console
+    elapsed = ElapsedTime(checkpoint)  # the time to train, over every process of the run (each checkpoint keeps it)
+    trainer.add_callback(elapsed)
     result = train_until_signal(trainer, on_signal, checkpoint, finish_loaded=True)
+    seconds = elapsed.process(), elapsed.total()
     policy_dir = out / "policy"
     trainer.save_model(str(policy_dir))  # safetensors
     tokenizer.padding_side = "left"
@@ -175,6 +178,8 @@ def _run_sft(cfg: SFTRunConfig, on_signal) -> dict:
         "n_skipped": skipped,
         "global_step": trainer.state.global_step,
         "resumed_from": checkpoint,
+        "train_seconds": seconds[0],  # this process's
+        "train_seconds_total": seconds[1],  # every process's that made it (None: resumed from an unrecorded checkpoint)
         "train_loss": result.training_loss,
         "first_logged_loss": losses[0] if losses else None,
         "last_logged_loss": losses[-1] if losses else None,

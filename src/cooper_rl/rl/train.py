@@ -49,7 +49,14 @@ from cooper_rl.rl.rollout_speed import (
     install_sampler_logprobs,
 )
 from cooper_rl.rl.trl_internals import check_trl, epoch_exact_sampler, score_completions_only
-from cooper_rl.trainer_hooks import SaveOnSignal, checkpoint_step, resolve_checkpoint, signal_at, train_until_signal
+from cooper_rl.trainer_hooks import (
+    ElapsedTime,
+    SaveOnSignal,
+    checkpoint_step,
+    resolve_checkpoint,
+    signal_at,
+    train_until_signal,
+)
 
 log = logging.getLogger(__name__)
 
@@ -273,6 +280,7 @@ def build_trainer(cfg: RLConfig):
         install_sampler_logprobs(trainer)
     # after the rollout wrappers, so the profiler's "generation" includes the bf16 copy's weight sync
     trainer.add_callback(StepProfiler(trainer, reward, Path(cfg.output_dir) / "timing.jsonl"))
+    trainer.add_callback(ElapsedTime(checkpoint))  # the time to train, over every process of the run
     every = generation_batch_steps(cfg)
     if every > 1:  # checkpoints at the ends of generation batches only (resume is exact there)
         trainer.add_callback(SaveAtGenerationBoundary(every))
@@ -335,11 +343,15 @@ def run_rl(cfg: RLConfig) -> dict:
             timer.cancel()
         if on_signal is not None:
             on_signal.restore()
+    elapsed = next(c for c in trainer.callback_handler.callbacks if isinstance(c, ElapsedTime))
     trainer.save_model(str(out / "policy"))
     summary = {
         "output_dir": str(out),
         "reward": cfg.reward,
         "global_step": trainer.state.global_step,
+        "train_seconds": elapsed.process(),  # this process's, from the trainer built (evaluations included)
+        # every process's that made this run (None: resumed from a checkpoint without the record)
+        "train_seconds_total": elapsed.total(),
         **info,
         "policy_dir": str(out / "policy"),
         "last_metrics": reward.last_metrics,
