@@ -35,6 +35,9 @@ from cooper_rl.io import atomic_write_json, atomic_write_text, read_jsonl  # noq
 from cooper_rl.learning_signal import group_advantages, learning_signal  # noqa: E402
 from stats import bootstrap_se, ci95, difference, eval_scores, mean, slope_per_1000  # noqa: E402
 
+sys.path.insert(0, str(HERE))
+from run import name_seed, run_name  # noqa: E402  (experiments/rl_learns/run.py: the runs' directory names)
+
 COLLAPSE = 5.0  # points of held-out accuracy below step 0 (predictions.md §4, issue 67 §6)
 ARMS = ("cooper_paper", "cooper_paper_noscale")  # §4: the paper's Cooper and its intervention arm
 PASSRATES = HERE / "data" / "train_filtered.jsonl.passrates.jsonl"
@@ -372,7 +375,7 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
     dirs = {"rule": regime, **{c: c for c in settings.get("conditions", {})}}
     ends, out = {}, {}
     for cond, prefix in dirs.items():
-        runs = {s: runs_dir / f"{prefix}-s{s}" for s in range(3)}
+        runs = {s: runs_dir / run_name(prefix, s) for s in range(3)}
         runs = {s: d for s, d in runs.items() if (d / "rl_config.json").is_file() and finished_run(d)}
         evals = {s: read_jsonl(d / "evals.jsonl") for s, d in runs.items()}
         last = {s: ev[-1]["step"] for s, ev in evals.items()}
@@ -739,7 +742,7 @@ def table(rows: dict) -> str:
 def split_runs(rows: dict, settings: dict) -> tuple[dict, dict]:
     """The rows of the sweep's settings and those of the comparison's runs (settings.yaml `conditions`, NAME-sSEED):
     a comparison run is not a setting of the sweep, and gets its own table."""
-    conditions = {n: r for n, r in rows.items() if n.rsplit("-s", 1)[0] in settings.get("conditions", {})}
+    conditions = {n: r for n, r in rows.items() if "-s" in n and name_seed(n)[0] in settings.get("conditions", {})}
     return {n: r for n, r in rows.items() if n not in conditions}, conditions
 
 
@@ -747,8 +750,10 @@ def main():
     results = HERE / "results"
     rows = {}
     for s in range(3):  # the reference: issue 15's rule runs (2 prompts x G=4, unfiltered, lr 1e-5)
-        if (I15 / f"rule-s{s}").is_dir():
-            rows[f"{I15_ROW} s{s}"] = run_report(I15 / f"rule-s{s}", "issue 15 rule") | {"issue15_reference": True}
+        if (I15 / run_name("rule", s)).is_dir():
+            rows[f"{I15_ROW} s{s}"] = run_report(I15 / run_name("rule", s), "issue 15 rule") | {
+                "issue15_reference": True
+            }
     for d in sorted((results / "runs").glob("*-s*")):
         if (d / "rl_config.json").is_file():
             rows[d.name] = run_report(d, d.name)

@@ -114,6 +114,19 @@ def parse_run(settings: dict, text: str) -> tuple[str, int]:
     return name, int(seed)
 
 
+def run_name(name: str, seed: int) -> str:
+    """A run's directory name: NAME-sSEED (runs/rl_learns/ and results/runs/)."""
+    return f"{name}-s{seed}"
+
+
+def name_seed(run: str) -> tuple[str, int]:
+    """(NAME, SEED) of a run's directory name NAME-sSEED (run_name's inverse)."""
+    name, _, seed = run.rpartition("-s")
+    if not name or not seed.isdigit():
+        raise ValueError(f"a run's directory is NAME-sSEED, not {run!r}")
+    return name, int(seed)
+
+
 def compare_plan(settings: dict, seeds=(0, 1, 2)) -> list[tuple[str, int]]:
     """The comparison (issue 67 §4/§5): rule (REGIME:S) and every condition, seed by seed."""
     return [(n, s) for s in seeds for n in ("rule", *settings.get("conditions", {}))]
@@ -181,7 +194,7 @@ def check_rm(settings: dict, kind: str) -> str | None:
 def check_schedule(settings: dict, name: str, seed: int) -> None:
     """Exit if run NAME:SEED's dir was made with another max_steps or eval_steps than its setting has now (a
     resume would silently extend or re-time it, e.g. after `regime` changed)."""
-    made = RUNS / f"{name}-s{seed}" / "rl_config.json"
+    made = RUNS / run_name(name, seed) / "rl_config.json"
     if not made.is_file():
         return
     cfg, want = json.loads(made.read_text()), spec(settings, name)["flags"]
@@ -222,7 +235,7 @@ def command(settings: dict, name: str, seed: int) -> list[str]:
     f = settings["filter"]
     data = [f["output"]] if s["filtered"] else f["datasets"]
     flags = run_flags(settings, name)
-    out = RUNS / f"{name}-s{seed}"
+    out = RUNS / run_name(name, seed)
     cmd = [COOPER, "rl", "--config", "configs/rl_cpu_small.yaml", "--policy", f"{SFT}/policy", "--datasets", *data]
     cmd += ["--data_seed", str(f["data_seed"]), "--seed", str(seed), "--output_dir", str(out)]
     cmd += [
@@ -357,13 +370,13 @@ def job_env(threads: int | None, default_jobs: int) -> dict:
 
 def step0_pending(name: str, seed: int) -> bool:
     """Whether run NAME:SEED has not finished its step-0 evaluation yet."""
-    return not (RUNS / f"{name}-s{seed}" / "eval" / "step-0" / "summary.json").is_file()
+    return not (RUNS / run_name(name, seed) / "eval" / "step-0" / "summary.json").is_file()
 
 
 def finished(settings: dict, name: str, seed: int) -> bool:
     """Whether NAME:SEED reached its max_steps (here or in the committed logs)."""
     want = spec(settings, name)["flags"]["max_steps"]
-    for d in (RUNS / f"{name}-s{seed}", RESULTS / "runs" / f"{name}-s{seed}"):
+    for d in (RUNS / run_name(name, seed), RESULTS / "runs" / run_name(name, seed)):
         if (d / "rl_summary.json").is_file() and json.loads((d / "rl_summary.json").read_text())["global_step"] >= want:
             return True
     return False
@@ -412,10 +425,10 @@ def main():
     # prerequisites (the filter pre-pass, the RMs) are jobs of their own: runs that do not need them go on meanwhile
     wanted = sorted({j for n, _ in todo for j in prereqs(settings, n) if not prereq_done(settings, j)})
     for r in list(todo):  # runs an earlier driver still runs count as jobs from the start (a restarted driver)
-        fd = take_lock(RUNS / f"{r[0]}-s{r[1]}.lock")
+        fd = take_lock(RUNS / f"{run_name(*r)}.lock")
         if fd is None:
             print(f"[rl_learns] {r[0]}:{r[1]} is running in another process: waiting for it", flush=True)
-            running[r] = Foreign(RUNS / f"{r[0]}-s{r[1]}.lock")
+            running[r] = Foreign(RUNS / f"{run_name(*r)}.lock")
             todo.remove(r)
         else:
             os.close(fd)
@@ -457,7 +470,7 @@ def main():
                 print(f"[rl_learns] {name}:{seed} not started: {why}", flush=True)
                 failed.append((name, seed))
                 continue
-            out = RUNS / f"{name}-s{seed}"
+            out = RUNS / run_name(name, seed)
             lock = take_lock(Path(f"{out}.lock"))  # held by the run's process: one writer per run dir
             if lock is None:  # a job of an earlier driver: this one waits for it (and copies its logs)
                 print(f"[rl_learns] {name}:{seed} is running in another process: waiting for it", flush=True)
@@ -485,7 +498,7 @@ def main():
                         failed.append(key)
                         print(f"[rl_learns] {key} failed ({p.returncode}): see {RUNS}/{key.replace(':', '-')}.log", flush=True)  # fmt: skip
                 continue
-            copy_logs(RUNS / f"{key[0]}-s{key[1]}")
+            copy_logs(RUNS / run_name(*key))
             if p.poll() is not None:
                 del running[key]
                 print(

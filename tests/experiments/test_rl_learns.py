@@ -5,6 +5,7 @@ import gzip
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from tests.experiments import load_script
 
@@ -519,3 +520,11 @@ def test_comparison_runs_are_not_rows_of_the_sweep():
     sweep, conditions = report.split_runs(rows, settings)
     assert conditions == {"model-s0": 2, "cooper_paper-s12": 3}
     assert sweep == {"b64_t07-s0": 1, "i15 rule (issue 15) s0": 4, "model_x-s0": 5}
+
+
+def test_a_runs_directory_name_gives_back_its_name_and_seed():
+    for name, seed in [("b64_lr3e-5", 0), ("cooper_paper_noscale", 12), ("model-s", 2)]:
+        assert run.name_seed(run.run_name(name, seed)) == (name, seed)
+    for bad in ["b64", "b64-sx", "-s0"]:
+        with pytest.raises(ValueError, match="NAME-sSEED"):
+            run.name_seed(bad)
