@@ -258,7 +258,6 @@ def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
     bar_only_progress(trainer)  # progress bar, no raw log dicts on the console
     elapsed = ElapsedTime(resume)  # the time to train, over every process of the run (each checkpoint keeps it)
     trainer.add_callback(elapsed)
-    t0 = time.time()
     try:
         train_out = train_until_signal(trainer, on_signal, resume, finish_loaded=True)
         history = list(trainer.state.log_history)  # the scheduled validations (the final evaluate() not among them)
@@ -283,7 +282,7 @@ def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
         "n_val_questions": len({r["question"] for r in val_rows}),
         "global_step": train_out.global_step,
         "train_loss": train_out.training_loss,
-        "train_seconds": time.time() - t0,  # this process's; includes its validations (eval_seconds of it)
+        "train_seconds": elapsed.process(),  # this process's; includes its validations (eval_seconds of it)
         # every process's that made this RM, up to here (None: resumed from a checkpoint without the record)
         "train_seconds_total": elapsed.total(),
         "eval_seconds": final_eval_seconds
