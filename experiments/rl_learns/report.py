@@ -36,7 +36,7 @@ from cooper_rl.learning_signal import group_advantages, learning_signal  # noqa:
 from stats import bootstrap_se, ci95, difference, eval_scores, mean, slope_per_1000  # noqa: E402
 
 sys.path.insert(0, str(HERE))
-from run import name_seed, run_name  # noqa: E402  (experiments/rl_learns/run.py: the runs' directory names)
+from rundirs import SEEDS, finished_run, name_seed, run_name  # noqa: E402
 
 COLLAPSE = 5.0  # points of held-out accuracy below step 0 (predictions.md §4, issue 67 §6)
 ARMS = ("cooper_paper", "cooper_paper_noscale")  # §4: the paper's Cooper and its intervention arm
@@ -287,16 +287,6 @@ def figure(rows: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def finished_run(d: Path) -> bool:
-    """Whether a run's logs reached its max_steps: its summary says so, or it has an evaluation at max_steps (a run
-    stopped after its last evaluation, before it wrote the summary, trained and was evaluated in full)."""
-    want = json.loads((d / "rl_config.json").read_text())["max_steps"]
-    summary = d / "rl_summary.json"
-    if summary.is_file() and json.loads(summary.read_text())["global_step"] >= want:
-        return True
-    return any(e["step"] >= want for e in read_jsonl(d / "evals.jsonl", missing_ok=True))
-
-
 def set_mean(scores: dict) -> float:
     """The mean over evaluation sets of each set's mean per-problem score ({set: {problem: score}})."""
     sets = [v for v in scores.values() if v]
@@ -375,7 +365,7 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
     dirs = {"rule": regime, **{c: c for c in settings.get("conditions", {})}}
     ends, out = {}, {}
     for cond, prefix in dirs.items():
-        runs = {s: runs_dir / run_name(prefix, s) for s in range(3)}
+        runs = {s: runs_dir / run_name(prefix, s) for s in SEEDS}
         runs = {s: d for s, d in runs.items() if (d / "rl_config.json").is_file() and finished_run(d)}
         evals = {s: read_jsonl(d / "evals.jsonl") for s, d in runs.items()}
         last = {s: ev[-1]["step"] for s, ev in evals.items()}
@@ -469,13 +459,13 @@ def regime_target(rule: dict) -> dict:
 def section4(c: dict) -> dict:
     """predictions.md §4: the collapse mechanism, tested by removing the std scaling (cooper_paper_noscale)."""
     paper, noscale = c["cooper_paper"], c["cooper_paper_noscale"]
-    q1 = {n: [c[n]["mechanism"][s]["pos_adv_to_wrong_q1"] for s in range(3)] for n in ARMS}
+    q1 = {n: [c[n]["mechanism"][s]["pos_adv_to_wrong_q1"] for s in SEEDS] for n in ARMS}
     collapsed = {"cooper_paper": len(paper["collapsed"]), "cooper_paper_noscale": len(noscale["collapsed"])}
     out = {"pos_adv_to_wrong_q1": q1, "collapsed": collapsed, "predictions": None, "seeds_lower": None}
     if None in q1["cooper_paper"] + q1["cooper_paper_noscale"]:  # a missing log is not a failed prediction
         return out | {"verdict": "undetermined: pos_adv_to_wrong missing for a seed"}
     col_p, col_n = collapsed["cooper_paper"], collapsed["cooper_paper_noscale"]
-    lower = [s for s in range(3) if q1["cooper_paper_noscale"][s] < q1["cooper_paper"][s]]
+    lower = [s for s in SEEDS if q1["cooper_paper_noscale"][s] < q1["cooper_paper"][s]]
     p = {
         "1_noscale_lower_pos_adv_to_wrong": len(lower) == 3,
         "2_noscale_no_collapse": col_n == 0,
@@ -646,7 +636,7 @@ def pick(rows: dict, settings: dict, measured: list[dict] | None = None) -> dict
     target on seed 0 and what b64_long says (predictions.md's rule 7: a pick below the target confirms at 6,400
     rollouts if b64_long reaches it)."""
     names = [n for n in settings["settings"] if n != LONG]
-    runs = {n: rows.get(f"{n}-s0") for n in names}
+    runs = {n: rows.get(run_name(n, 0)) for n in names}
     waiting = [n for n, r in runs.items() if not (r and r["finished"])]
     if waiting:
         return {"pick": None, "waiting_for": waiting}
@@ -665,7 +655,7 @@ def pick(rows: dict, settings: dict, measured: list[dict] | None = None) -> dict
         return {"pick": None, "waiting_for": [], "why": "every setting lost significantly on SVAMP or GSM8K"}
     best = max(r["heldout_gain"]["built-in test"]["gain"] for r in ok.values())
     close = {n: r for n, r in ok.items() if r["heldout_gain"]["built-in test"]["gain"] >= best - 1}
-    long = rows.get(f"{LONG}-s0")
+    long = rows.get(run_name(LONG, 0))
     out = {
         "pick": None,
         "waiting_for": [],
@@ -749,7 +739,7 @@ def split_runs(rows: dict, settings: dict) -> tuple[dict, dict]:
 def main():
     results = HERE / "results"
     rows = {}
-    for s in range(3):  # the reference: issue 15's rule runs (2 prompts x G=4, unfiltered, lr 1e-5)
+    for s in SEEDS:  # the reference: issue 15's rule runs (2 prompts x G=4, unfiltered, lr 1e-5)
         if (I15 / run_name("rule", s)).is_dir():
             rows[f"{I15_ROW} s{s}"] = run_report(I15 / run_name("rule", s), "issue 15 rule") | {
                 "issue15_reference": True

@@ -45,6 +45,9 @@ import yaml
 from cooper_rl.io import atomic_dir
 from cooper_rl.trainer_hooks import seconds_until
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from rundirs import SEEDS, finished_run, run_name  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -114,20 +117,7 @@ def parse_run(settings: dict, text: str) -> tuple[str, int]:
     return name, int(seed)
 
 
-def run_name(name: str, seed: int) -> str:
-    """A run's directory name: NAME-sSEED (runs/rl_learns/ and results/runs/)."""
-    return f"{name}-s{seed}"
-
-
-def name_seed(run: str) -> tuple[str, int]:
-    """(NAME, SEED) of a run's directory name NAME-sSEED (run_name's inverse)."""
-    name, _, seed = run.rpartition("-s")
-    if not name or not seed.isdigit():
-        raise ValueError(f"a run's directory is NAME-sSEED, not {run!r}")
-    return name, int(seed)
-
-
-def compare_plan(settings: dict, seeds=(0, 1, 2)) -> list[tuple[str, int]]:
+def compare_plan(settings: dict, seeds=SEEDS) -> list[tuple[str, int]]:
     """The comparison (issue 67 §4/§5): rule (REGIME:S) and every condition, seed by seed."""
     return [(n, s) for s in seeds for n in ("rule", *settings.get("conditions", {}))]
 
@@ -376,10 +366,7 @@ def step0_pending(name: str, seed: int) -> bool:
 def finished(settings: dict, name: str, seed: int) -> bool:
     """Whether NAME:SEED reached its max_steps (here or in the committed logs)."""
     want = spec(settings, name)["flags"]["max_steps"]
-    for d in (RUNS / run_name(name, seed), RESULTS / "runs" / run_name(name, seed)):
-        if (d / "rl_summary.json").is_file() and json.loads((d / "rl_summary.json").read_text())["global_step"] >= want:
-            return True
-    return False
+    return any(finished_run(d, want) for d in (RUNS / run_name(name, seed), RESULTS / "runs" / run_name(name, seed)))
 
 
 def main():

@@ -14,6 +14,7 @@ from cooper_rl.rl.config import RLConfig
 HERE = Path(__file__).resolve().parents[2] / "experiments/rl_learns"
 run = load_script("run", HERE)
 report = load_script("report", HERE)
+rundirs = load_script("rundirs", HERE)
 
 
 def flags_of(cmd: list[str]) -> dict:
@@ -387,17 +388,20 @@ def test_the_monitor_table_counts_finished_runs_by_the_preregistered_collapse():
     assert "that far below: 1 (target: all). Runs that did not collapse: 3, flagged anyway: 1" in t
 
 
-def test_a_run_stopped_after_its_last_evaluation_is_finished(tmp_path):
+def test_a_run_stopped_after_its_last_evaluation_is_finished_for_the_report_and_the_driver(tmp_path, monkeypatch):
+    monkeypatch.setattr(run, "RUNS", tmp_path)
+    monkeypatch.setattr(run, "RESULTS", tmp_path / "results")
+    settings = {"settings": {"r": {"flags": {"max_steps": 100}}}}
     d = tmp_path / "r-s0"
     d.mkdir()
     (d / "rl_config.json").write_text(json.dumps({"max_steps": 100}))
     (d / "evals.jsonl").write_text("".join(json.dumps({"step": s}) + "\n" for s in (0, 50)))
-    assert not report.finished_run(d)
+    assert not rundirs.finished_run(d) and not run.finished(settings, "r", 0)
     (d / "rl_summary.json").write_text(json.dumps({"global_step": 100}))
-    assert report.finished_run(d)
+    assert rundirs.finished_run(d) and run.finished(settings, "r", 0)
     (d / "rl_summary.json").unlink()
     (d / "evals.jsonl").write_text("".join(json.dumps({"step": s}) + "\n" for s in (0, 50, 100)))  # no summary
-    assert report.finished_run(d)
+    assert rundirs.finished_run(d) and run.finished(settings, "r", 0)  # the driver does not restart it
 
 
 def test_the_pick_follows_the_preregistered_rule():
@@ -524,7 +528,7 @@ def test_comparison_runs_are_not_rows_of_the_sweep():
 
 def test_a_runs_directory_name_gives_back_its_name_and_seed():
     for name, seed in [("b64_lr3e-5", 0), ("cooper_paper_noscale", 12), ("model-s", 2)]:
-        assert run.name_seed(run.run_name(name, seed)) == (name, seed)
+        assert rundirs.name_seed(rundirs.run_name(name, seed)) == (name, seed)
     for bad in ["b64", "b64-sx", "-s0"]:
         with pytest.raises(ValueError, match="NAME-sSEED"):
-            run.name_seed(bad)
+            rundirs.name_seed(bad)

@@ -1,0 +1,36 @@
+"""The runs' directories (runs/rl_learns/ and results/runs/): their names, seeds and when a run is finished; shared by
+run.py (the driver) and report.py, and light to import (no torch, no transformers)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+SEEDS = (0, 1, 2)  # every condition of the comparison (issue 67 §5: >= 3 seeds)
+
+
+def run_name(name: str, seed: int) -> str:
+    """A run's directory name: NAME-sSEED."""
+    return f"{name}-s{seed}"
+
+
+def name_seed(run: str) -> tuple[str, int]:
+    """(NAME, SEED) of a run's directory name NAME-sSEED (run_name's inverse)."""
+    name, _, seed = run.rpartition("-s")
+    if not name or not seed.isdigit():
+        raise ValueError(f"a run's directory is NAME-sSEED, not {run!r}")
+    return name, int(seed)
+
+
+def finished_run(d: Path, max_steps: int | None = None) -> bool:
+    """Whether the run in `d` reached max_steps (default: its rl_config.json's): its summary says so, or it has an
+    evaluation at max_steps (a run stopped after its last evaluation, before it wrote the summary, trained and was
+    evaluated in full)."""
+    if max_steps is None:
+        max_steps = json.loads((d / "rl_config.json").read_text())["max_steps"]
+    summary = d / "rl_summary.json"
+    if summary.is_file() and json.loads(summary.read_text())["global_step"] >= max_steps:
+        return True
+    evals = d / "evals.jsonl"
+    lines = evals.read_text().splitlines() if evals.is_file() else []
+    return any(json.loads(x)["step"] >= max_steps for x in lines if x.strip())
