@@ -153,6 +153,7 @@ def run_report(d: Path, label: str) -> dict:
         "torch_threads_all": sorted({t.get("torch_threads") for t in timing if t.get("torch_threads")}),
         "monitor": monitor_report(d, evals),
         "finished": finished_run(d),
+        "rm_sha256": cfg.get("rm_sha256"),  # the RM build that scored the run (None: the rule)
         "peak_rss_gb": max((t["peak_rss_gb"] for t in timing if t.get("peak_rss_gb")), default=None),
     }
 
@@ -162,17 +163,20 @@ def monitor_report(d: Path, evals: list[dict]) -> dict:
     evaluation sets, >= COLLAPSE points below step 0. {first_flag: the first step any monitor check fired,
     first_bad_eval: the first evaluation that far below, collapsed: the last one is, flagged_in_time: the first flag
     came at or before the first such evaluation}."""
-    flags = [
-        r["step"]
-        for r in read_jsonl(d / "metrics.jsonl", missing_ok=True)
-        if any(v for k, v in r.items() if k.startswith("monitor/") and isinstance(v, (int, float)))
-    ]
+    flags, by_check = [], {}  # the steps any check fired at; each check's first step
+    for r in read_jsonl(d / "metrics.jsonl", missing_ok=True):
+        fired = [k.removeprefix("monitor/") for k, v in r.items() if k.startswith("monitor/") and _number(v) and v]
+        if fired:
+            flags.append(r["step"])
+        for c in fired:
+            by_check.setdefault(c, r["step"])
     mean = {e["step"]: 100 * sum(m["avg@k_strict"] for m in e["policy"].values()) / len(e["policy"]) for e in evals}
     start = mean.get(0)
     bad = [s for s in sorted(mean) if s > 0 and start is not None and mean[s] <= start - COLLAPSE]
     last = max(mean) if mean else None
     return {
         "first_flag": flags[0] if flags else None,
+        "first_flag_by_check": by_check,
         "flagged_calls": len(flags),
         "heldout_mean": mean,
         "first_bad_eval": bad[0] if bad else None,
@@ -181,20 +185,31 @@ def monitor_report(d: Path, evals: list[dict]) -> dict:
     }
 
 
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def checks(m: dict) -> str:
+    """A run's monitor checks by the step each first fired at ('acc_fall 8, wrong_reward 6'), earliest first."""
+    by = m.get("first_flag_by_check") or {}
+    return ", ".join(f"{c} {s}" for c, s in sorted(by.items(), key=lambda x: (x[1], x[0]))) or "-"
+
+
 def monitor_table(rows: dict) -> str:
     """The monitor's out-of-sample record over this experiment's finished runs (not issue 15's): on the runs that
     collapsed (§4's definition: the last evaluation), whether a flag came at or before their first evaluation that
     far below step 0; flags on the others."""
     own = {n: r for n, r in rows.items() if not r.get("issue15_reference") and r["finished"]}
     lines = [
-        "| run | held-out mean by evaluation (step: %) | collapsed | first flag (step) | flagged calls | in time |",
-        "|---|---|---|---|---|---|",
+        "| run | held-out mean by evaluation (step: %) | collapsed | first flag (step) | checks (first step) | flagged "
+        "calls | in time |",
+        "|---|---|---|---|---|---|---|",
     ]
     for n, r in own.items():
         m = r["monitor"]
         ev = ", ".join(f"{s}: {v:.1f}" for s, v in sorted(m["heldout_mean"].items(), key=lambda x: int(x[0])))
         lines.append(
-            f"| {n} | {ev} | {'yes' if m['collapsed'] else 'no'} | {fmt(m['first_flag'], '{}')} | "
+            f"| {n} | {ev} | {'yes' if m['collapsed'] else 'no'} | {fmt(m['first_flag'], '{}')} | {checks(m)} | "
             f"{m['flagged_calls']} | {'yes' if m['flagged_in_time'] else ('no' if m['collapsed'] else '-')} |"
         )
     collapsed = [r["monitor"] for r in own.values() if r["monitor"]["collapsed"]]
@@ -729,6 +744,17 @@ def table(rows: dict) -> str:
     return head + "\n".join(out) + "\n"
 
 
+def condition_runs_table(rows: dict) -> str:
+    """The comparison's runs (finished or not): steps logged, the RM build that scored them, the monitor's checks."""
+    lines = ["| run | steps | finished | RM (sha256) | monitor: checks (first step) |", "|---|---|---|---|---|"]
+    for n, r in rows.items():
+        lines.append(
+            f"| {n} | {r['steps']} | {'yes' if r['finished'] else 'no'} | {fmt(r.get('rm_sha256'), '{:.8}')} | "
+            f"{checks(r['monitor'])} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def split_runs(rows: dict, settings: dict) -> tuple[dict, dict]:
     """The rows of the sweep's settings and those of the comparison's runs (settings.yaml `conditions`, NAME-sSEED):
     a comparison run is not a setting of the sweep, and gets its own table."""
@@ -772,7 +798,10 @@ def main():
         + "\n\n## The comparison where RL learns (§4, §5)\n\n"
         + comparison_table(comp)
         + (
-            "\nEach comparison run (finished or not), as the sweep's table has them:\n\n" + table(conditions)
+            "\nEach comparison run (finished or not), as the sweep's table has them:\n\n"
+            + table(conditions)
+            + "\n"
+            + condition_runs_table(conditions)
             if conditions
             else ""
         )

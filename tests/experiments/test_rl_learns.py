@@ -147,7 +147,10 @@ def test_accuracy_over_the_warmup_is_paired_by_prompt(tmp_path, monkeypatch):
 def test_the_monitor_is_judged_against_the_preregistered_collapse(tmp_path):
     d = tmp_path / "cooper_paper-s0"
     d.mkdir()
-    metrics = [{"step": s, "monitor/acc_fall": float(s >= 20), "monitor/rm_fooled": 0.0} for s in range(1, 51)]
+    metrics = [
+        {"step": s, "monitor/acc_fall": float(s >= 20), "monitor/rm_fooled": float(s >= 30), "monitor/entropy": 0.0}
+        for s in range(1, 51)
+    ]
     (d / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in metrics))
     ev = lambda step, a, b: {"step": step, "policy": {"x": {"avg@k_strict": a}, "y": {"avg@k_strict": b}}}  # noqa: E731
     # mean 20 % at the start, 14 % at step 25 (6 points down: bad), 16 % at the end (4 down: not collapsed)
@@ -155,6 +158,8 @@ def test_the_monitor_is_judged_against_the_preregistered_collapse(tmp_path):
     m = report.monitor_report(d, evals)
     assert (m["first_flag"], m["flagged_calls"], m["first_bad_eval"]) == (20, 31, 25)
     assert m["flagged_in_time"] and not m["collapsed"]
+    assert m["first_flag_by_check"] == {"acc_fall": 20, "rm_fooled": 30}  # a check that never fired is not named
+    assert report.checks(m) == "acc_fall 20, rm_fooled 30"
     m = report.monitor_report(d, [ev(0, 0.30, 0.10), ev(25, 0.30, 0.10), ev(50, 0.20, 0.08)])
     assert m["collapsed"] and m["first_bad_eval"] == 50 and m["flagged_in_time"]
     (d / "metrics.jsonl").write_text("".join(json.dumps(r | {"monitor/acc_fall": float(r["step"] > 25)}) + "\n" for r in metrics))  # fmt: skip
