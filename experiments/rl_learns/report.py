@@ -74,6 +74,14 @@ def rollout_calls(d: Path) -> list[list[dict]]:
     return [calls[s] for s in sorted(calls)]
 
 
+def quarters(ys: list[float]) -> list[float | None]:
+    """[mean of the first quarter, mean of the last quarter] of a run's per-call values ([None, None]: none)."""
+    if not ys:
+        return [None, None]
+    q = max(1, len(ys) // 4)
+    return [sum(ys[:q]) / q, sum(ys[-q:]) / q]
+
+
 def run_report(d: Path, label: str) -> dict:
     """The report's numbers for one run directory (module docstring)."""
     cfg = json.loads((d / "rl_config.json").read_text())
@@ -125,6 +133,7 @@ def run_report(d: Path, label: str) -> dict:
                 se = sum(bootstrap_se([{i: 100 * v for i, v in x[ds].items()}]) ** 2 for x in (start, end)) ** 0.5
                 gains[set_name(ds)] = {"gain": b - a, "ci95": (b - a - 1.96 * se, b - a + 1.96 * se), "paired": False}
     n_rollouts = sum(len(c) for c in calls)
+    metrics = read_jsonl(d / "metrics.jsonl", missing_ok=True)
     return {
         "label": label,
         "steps": json.loads((d / "rl_summary.json").read_text())["global_step"]
@@ -142,6 +151,12 @@ def run_report(d: Path, label: str) -> dict:
         "over_warmup_first_quarter": sum(over[:quarter]) / quarter if over else None,
         "over_warmup_last_quarter": sum(over[-quarter:]) / quarter if over else None,
         "over_warmup_slope_per_1k": slope_per_1000(xs, over) if over else None,
+        # what the reward paid and what the rollouts looked like (first -> last quarter of the reward calls)
+        "reward_quarters": quarters([r["reward_mean"] for r in metrics if "reward_mean" in r]),
+        "completion_tokens_quarters": quarters([r["completion_length"] for r in metrics if "completion_length" in r]),
+        "boxed_percent_quarters": quarters(
+            [100 * sum("\\boxed" in r.get("completion", "") for r in c) / len(c) for c in calls]
+        ),
         "train_accuracy_curve": [xs, ys],
         "over_warmup_curve": over,
         "eval_steps": [e["step"] for e in evals],
@@ -746,11 +761,21 @@ def table(rows: dict) -> str:
 
 def condition_runs_table(rows: dict) -> str:
     """The comparison's runs (finished or not): steps logged, the RM build that scored them, the monitor's checks."""
-    lines = ["| run | steps | finished | RM (sha256) | monitor: checks (first step) |", "|---|---|---|---|---|"]
+    lines = [
+        "| run | steps | finished | RM (sha256) | monitor: checks (first step) | reward (first → last quarter) | "
+        "completion tokens | rollouts with a \\boxed answer, % |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+
+    def q(key, r, form):
+        a, b = r.get(key) or [None, None]
+        return f"{fmt(a, form)} → {fmt(b, form)}"
+
     for n, r in rows.items():
         lines.append(
             f"| {n} | {r['steps']} | {'yes' if r['finished'] else 'no'} | {fmt(r.get('rm_sha256'), '{:.8}')} | "
-            f"{checks(r['monitor'])} |"
+            f"{checks(r['monitor'])} | {q('reward_quarters', r, '{:.2f}')} | "
+            f"{q('completion_tokens_quarters', r, '{:.0f}')} | {q('boxed_percent_quarters', r, '{:.0f}')} |"
         )
     return "\n".join(lines) + "\n"
 

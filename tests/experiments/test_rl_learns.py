@@ -537,3 +537,8 @@ def test_a_runs_directory_name_gives_back_its_name_and_seed():
     for bad in ["b64", "b64-sx", "-s0"]:
         with pytest.raises(ValueError, match="NAME-sSEED"):
             rundirs.name_seed(bad)
+
+
+def test_quarters_are_the_means_of_the_first_and_last_quarter():
+    assert report.quarters([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]) == [1.5, 7.5]
+    assert report.quarters([3.0]) == [3.0, 3.0] and report.quarters([]) == [None, None]
