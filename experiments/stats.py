@@ -159,3 +159,11 @@ def num(x: float | None, digits: int = 0) -> str:
 def md_table(header: list[str], rows: Iterable[list[str]]) -> list[str]:
     """A markdown table's lines: the header, its rule, a line per row of cells."""
     return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + ["| " + " | ".join(r) + " |" for r in rows]
+
+
+def train_seconds(t: dict) -> float | None:
+    """A training record's (train_metrics.json, rl_summary.json, sft_summary.json) time to train over all its
+    processes (None: resumed from a checkpoint written before the total was recorded)."""
+    if "train_seconds_total" in t:
+        return t["train_seconds_total"]
+    return None if t.get("resumed_from") else t["train_seconds"]

@@ -15,6 +15,7 @@ from cooper_rl.io import atomic_write_json, atomic_write_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from stats import mean_sd as ms  # noqa: E402  (experiments/stats.py)
+from stats import train_seconds  # noqa: E402
 
 R = Path(sys.argv[1] if len(sys.argv) > 1 else "experiments/verifyrm/results/v3")
 TARGETS = {
@@ -60,9 +61,9 @@ for b in backbones:
     if tr:
         entry["train"] = {
             "seeds": sorted(tr),
-            # wall time of the runs that trained in one go: a resumed run's train_seconds is its last segment only
-            "train_minutes": ms([t["train_seconds"] / 60 for t in tr.values() if not t.get("resumed_from")]),
-            "resumed_seeds": sorted(s for s, t in tr.items() if t.get("resumed_from")),
+            # every process of a run (stats.train_seconds; resumed before the total was recorded: unknown, left out)
+            "train_minutes": ms([train_seconds(t) / 60 for t in tr.values() if train_seconds(t) is not None]),
+            "resumed_seeds": sorted(s for s, t in tr.items() if train_seconds(t) is None),
             "val_accuracy": ms([t["val_accuracy"] for t in tr.values()]),
             "data_rows": sorted({t.get("data_rows") for t in tr.values()}),
             "data_sha256": sorted({t.get("data_sha256") for t in tr.values()}),

@@ -21,6 +21,7 @@ from cooper_rl.io import atomic_write_json, atomic_write_text
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from stats import mean_sd as ms  # noqa: E402  (experiments/stats.py)
 from stats import pct_sd as pct  # noqa: E402
+from stats import train_seconds  # noqa: E402
 
 R = Path(sys.argv[1] if len(sys.argv) > 1 else "experiments/verifyrm/results/v4")
 V3 = R.parent / "v3"
@@ -28,13 +29,6 @@ SETS = ("heldout", "robustness", "latex_heldout")
 # issue 69: v3's sets must not fall below 99 % / 99 %; the new held-out suite >= 95 %, every latex category >= 90 %
 TARGETS = {"heldout": 0.99, "robustness": 0.99, "latex_heldout": 0.95, "latex_min_category": 0.90}
 RULES = ("rule_strict", "rule_lenient", "math_verify")
-
-
-def train_seconds(t: dict) -> float | None:
-    """A training record's time to train over all its processes (None: resumed from a checkpoint without the record)."""
-    if "train_seconds_total" in t:
-        return t["train_seconds_total"]
-    return None if t.get("resumed_from") else t["train_seconds"]
 
 
 def load(directory: Path, rm: str) -> dict:
@@ -67,6 +61,7 @@ def summarise(evals: dict, trains: dict) -> dict:
             "seeds": sorted(trains),
             # every process of a run (train_seconds_total; a run resumed before it was recorded: unknown, left out)
             "train_minutes": ms([train_seconds(t) / 60 for t in trains.values() if train_seconds(t) is not None]),
+            "unknown_time_seeds": sorted(s for s, t in trains.items() if train_seconds(t) is None),
             "val_accuracy": ms([t["val_accuracy"] for t in trains.values()]),
             "data_rows": sorted({t.get("data_rows") for t in trains.values()}),
             "data_sha256": sorted({t.get("data_sha256") for t in trains.values()}),
