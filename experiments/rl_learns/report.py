@@ -127,11 +127,11 @@ def run_report(d: Path, label: str) -> dict:
             if paired or not ds.startswith("builtin"):
                 diff = {i: 100 * (end[ds][i] - start[ds][i]) for i in end[ds] if i in start[ds]}
                 m = sum(diff.values()) / len(diff)
-                gains[set_name(ds)] = {"gain": m, "ci95": ci95([m], [diff]), "paired": True}
+                gains[set_name(ds)] = {"mean": m, "ci95": ci95([m], [diff]), "paired": True}
             else:  # two independent draws of problems: the two bootstrap errors add
                 a, b = (100 * sum(x[ds].values()) / len(x[ds]) for x in (start, end))
                 se = sum(bootstrap_se([{i: 100 * v for i, v in x[ds].items()}]) ** 2 for x in (start, end)) ** 0.5
-                gains[set_name(ds)] = {"gain": b - a, "ci95": (b - a - 1.96 * se, b - a + 1.96 * se), "paired": False}
+                gains[set_name(ds)] = {"mean": b - a, "ci95": (b - a - 1.96 * se, b - a + 1.96 * se), "paired": False}
     n_rollouts = sum(len(c) for c in calls)
     metrics = read_jsonl(d / "metrics.jsonl", missing_ok=True)
     return {
@@ -279,11 +279,11 @@ def figure(rows: dict, path: Path) -> None:
             if g and len(steps) > 1:  # the gain's interval, drawn on the last point
                 lo, hi = g["ci95"]
                 b.errorbar(
-                    [x[-1]], [bt[steps[-1]]], yerr=[[-lo + g["gain"]], [hi - g["gain"]]], color=colour, capsize=3
+                    [x[-1]], [bt[steps[-1]]], yerr=[[-lo + g["mean"]], [hi - g["mean"]]], color=colour, capsize=3
                 )
                 if not i15:
                     gains.append(
-                        (f"{name} ({steps[-1] * r['rollouts_per_step']:,} rollouts)", colour, g["gain"], g["ci95"])
+                        (f"{name} ({steps[-1] * r['rollouts_per_step']:,} rollouts)", colour, g["mean"], g["ci95"])
                     )
     a.set(xlabel="rollouts trained on", ylabel="rule accuracy of the rollouts (%)", title="training accuracy")
     o.set(
@@ -431,7 +431,7 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
             else None,
             "collapsed": [s for s in runs if monitor[s]["collapsed"]],
             "builtin_gain_by_seed": {
-                s: rows[d.name]["heldout_gain"].get("built-in test", {}).get("gain")
+                s: rows[d.name]["heldout_gain"].get("built-in test", {}).get("mean")
                 for s, d in runs.items()
                 if d.name in rows
             },
@@ -466,11 +466,11 @@ def no_significant_loss(gains) -> bool:
     return all(x and x["ci95"] and x["ci95"][1] >= 0 for x in gains)
 
 
-def meets_target(built, others, key: str = "mean") -> bool:
-    """§3's target: the built-in gain (`key`: its point estimate) >= TARGET points with its CI above 0, and no
-    significant loss on the other sets."""
+def meets_target(built, others) -> bool:
+    """§3's target: the built-in gain ({mean, ci95}) >= TARGET points with its CI above 0, and no significant loss on
+    the other sets."""
     return bool(
-        built and built["ci95"] and built[key] >= TARGET and built["ci95"][0] > 0 and no_significant_loss(others)
+        built and built["ci95"] and built["mean"] >= TARGET and built["ci95"][0] > 0 and no_significant_loss(others)
     )
 
 
@@ -678,13 +678,13 @@ def pick(rows: dict, settings: dict, measured: list[dict] | None = None) -> dict
         return no_significant_loss(gain(r, s) for s in ("SVAMP", "GSM8K"))
 
     def meets(r):  # the target: >= 5 points on the built-in test, CI above 0, no significant loss elsewhere
-        return meets_target(gain(r, "built-in test"), [gain(r, s) for s in ("SVAMP", "GSM8K")], key="gain")
+        return meets_target(gain(r, "built-in test"), [gain(r, s) for s in ("SVAMP", "GSM8K")])
 
     ok = {n: r for n, r in runs.items() if no_loss(r)}
     if not ok:
         return {"pick": None, "waiting_for": [], "why": "every setting lost significantly on SVAMP or GSM8K"}
-    best = max(r["heldout_gain"]["built-in test"]["gain"] for r in ok.values())
-    close = {n: r for n, r in ok.items() if r["heldout_gain"]["built-in test"]["gain"] >= best - 1}
+    best = max(gain(r, "built-in test")["mean"] for r in ok.values())
+    close = {n: r for n, r in ok.items() if gain(r, "built-in test")["mean"] >= best - 1}
     long = rows.get(run_name(LONG, 0))
     out = {
         "pick": None,
@@ -709,7 +709,7 @@ def pick(rows: dict, settings: dict, measured: list[dict] | None = None) -> dict
     # cheaper means more than COST_NOISE cheaper (identical-compute runs differed by ~3 %); among the settings that
     # cost about the least, the largest gain (predictions.md, addendum of 2026-12-02)
     cheap = [n for n in close if cost[n] <= min(cost.values()) * (1 + COST_NOISE)]
-    out["pick"] = max(cheap, key=lambda n: close[n]["heldout_gain"]["built-in test"]["gain"])
+    out["pick"] = max(cheap, key=lambda n: gain(close[n], "built-in test")["mean"])
     if seconds:
         out["seconds_per_1k_rollouts"] = {n: round(c) for n, c in cost.items()}
     else:
@@ -745,7 +745,7 @@ def table(rows: dict) -> str:
             if s not in g:
                 return "-"
             lo, hi = g[s]["ci95"]
-            return f"{g[s]['gain']:+.1f} ({lo:+.1f}, {hi:+.1f})"
+            return f"{g[s]['mean']:+.1f} ({lo:+.1f}, {hi:+.1f})"
 
         bts = f"{fmt(bt.get(0))} → {fmt(bt.get(max(bt) if bt else None))} ({gain('built-in test')})" if bt else "-"
         out.append(

@@ -75,7 +75,7 @@ def test_report_of_a_run(tmp_path):
     assert r["zero_spread_groups"] == 0.5 and r["informative_groups_per_step"] == 1.0
     assert r["train_accuracy_slope_per_1k"] == 12500.0  # 25 -> 75 % in 4 rollouts: 12.5 points per rollout
     assert r["heldout"]["built-in test"] == {0: 0.0, 2: 50.0}
-    assert r["heldout_gain"]["built-in test"]["gain"] == 50.0
+    assert r["heldout_gain"]["built-in test"]["mean"] == 50.0
     assert "| b64-s0 |" in report.table({"b64-s0": r})
 
 
@@ -413,7 +413,7 @@ def test_the_pick_follows_the_preregistered_rule():
     settings = {"settings": {n: {} for n in ("a", "b", "c", "d", "b64_long")}}
 
     def row(builtin, lo, svamp_hi=1.0, gsm_hi=1.0, cost=1000.0, finished=True, threads=1):
-        g = lambda m, low, high: {"gain": m, "ci95": (low, high)}  # noqa: E731
+        g = lambda m, low, high: {"mean": m, "ci95": (low, high)}  # noqa: E731
         gains = {"built-in test": g(builtin, lo, builtin + 3), "SVAMP": g(0, -1, svamp_hi), "GSM8K": g(0, -1, gsm_hi)}
         return {"heldout_gain": gains, "seconds_per_1k_rollouts": cost, "finished": finished, "torch_threads": threads}
 
