@@ -98,7 +98,7 @@ class ElapsedTime(TrainerCallback):
 
     def total(self) -> float | None:
         """Seconds of this run so far, over every process that made it (None: unknown)."""
-        return None if self.before is None else self.before + time.time() - self.t0
+        return None if self.before is None else self.before + self.process()
 
     def on_save(self, args, state, control, **kwargs):
         """Record the seconds up to this checkpoint in it."""

@@ -166,7 +166,7 @@ def _run_sft(cfg: SFTRunConfig, on_signal) -> dict:
     elapsed = ElapsedTime(checkpoint)  # the time to train, over every process of the run (each checkpoint keeps it)
     trainer.add_callback(elapsed)
     result = train_until_signal(trainer, on_signal, checkpoint, finish_loaded=True)
-    seconds = elapsed.process(), elapsed.total()
+    train_seconds, train_seconds_total = elapsed.process(), elapsed.total()  # training's, not the saves below
     policy_dir = out / "policy"
     trainer.save_model(str(policy_dir))  # safetensors
     tokenizer.padding_side = "left"
@@ -178,8 +178,8 @@ def _run_sft(cfg: SFTRunConfig, on_signal) -> dict:
         "n_skipped": skipped,
         "global_step": trainer.state.global_step,
         "resumed_from": checkpoint,
-        "train_seconds": seconds[0],  # this process's
-        "train_seconds_total": seconds[1],  # every process's that made it (None: resumed from an unrecorded checkpoint)
+        "train_seconds": train_seconds,  # this process's
+        "train_seconds_total": train_seconds_total,  # every process's that made it (None: resumed from an unrecorded checkpoint)
         "train_loss": result.training_loss,
         "first_logged_loss": losses[0] if losses else None,
         "last_logged_loss": losses[-1] if losses else None,
