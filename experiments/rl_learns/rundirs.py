@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from cooper_rl.io import read_jsonl
+
 SEEDS = (0, 1, 2)  # every condition of the comparison (issue 67 §5: >= 3 seeds)
 
 
@@ -31,6 +33,4 @@ def finished_run(d: Path, max_steps: int | None = None) -> bool:
     summary = d / "rl_summary.json"
     if summary.is_file() and json.loads(summary.read_text())["global_step"] >= max_steps:
         return True
-    evals = d / "evals.jsonl"
-    lines = evals.read_text().splitlines() if evals.is_file() else []
-    return any(json.loads(x)["step"] >= max_steps for x in lines if x.strip())
+    return any(e["step"] >= max_steps for e in read_jsonl(d / "evals.jsonl", missing_ok=True))
