@@ -841,3 +841,31 @@ def test_a_multi_process_run_resumed_inside_an_epoch_keeps_the_uninterrupted_ord
 
     assert resumed(with_callback=True) == whole[2][2:]
     assert resumed(with_callback=False) == whole[0][2:]  # what the skip loader alone gives: epoch 0's order
+
+
+def test_a_deadline_stops_the_run_before_an_evaluation_that_would_overrun_it(assets, tmp_path, one_thread, monkeypatch):
+    """--stop_at with periodic evaluations: an evaluation estimated to end after the deadline is not started; the
+    run checkpoints at the step before and stops, and the resumed run trains that step and evaluates it."""
+    from cooper_rl.io import TrainingInterrupted
+    from cooper_rl.rl.callbacks import StopBeforeEvaluation
+
+    cfg = config(
+        assets,
+        tmp_path,
+        "rule",
+        max_steps=4,
+        save_steps=100,
+        eval_steps=2,
+        eval_datasets=[str(assets / "data.jsonl")],
+        eval_k=1,
+        stop_at="+36000",
+    )
+    monkeypatch.setattr(StopBeforeEvaluation, "eval_estimate", lambda self: 36000.0 * 2)
+    with pytest.raises(TrainingInterrupted, match="at step 1"):
+        run_rl(cfg)
+    assert sorted(p.name for p in tmp_path.glob("checkpoint-*")) == ["checkpoint-1"]
+    assert [json.loads(x)["step"] for x in (tmp_path / "evals.jsonl").read_text().splitlines()] == [0]
+    monkeypatch.undo()
+    summary = run_rl(RLConfig(**{**cfg.__dict__, "resume_from_checkpoint": "last"}))
+    assert summary["global_step"] == 4
+    assert [json.loads(x)["step"] for x in (tmp_path / "evals.jsonl").read_text().splitlines()] == [0, 2, 4]

@@ -23,8 +23,8 @@ private ones are reached only through trl_internals.
 
 CompactConsole prints one line per step; SaveAtGenerationBoundary moves checkpoints to the ends of generation
 batches; HackingCallback reports (and optionally stops on) the monitor's flags; EvalCallback evaluates policy and RM
-every N steps. The rollout-speed wrappers (bf16 rollouts, padding trimming, sampler log-probs) are in
-rollout_speed.py.
+every N steps; StopBeforeEvaluation stops before an evaluation that would overrun --stop_at. The rollout-speed
+wrappers (bf16 rollouts, padding trimming, sampler log-probs) are in rollout_speed.py.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from pathlib import Path
 import torch
 from transformers import TrainerCallback
 
-from cooper_rl.io import append_jsonl, atomic_write_json
+from cooper_rl.io import append_jsonl, atomic_write_json, read_jsonl
 from cooper_rl.rl.trl_internals import wrap_trainer_method
 
 TIMED = ("generation", "old_logprobs", "ref_logprobs", "reward")  # measured directly by the wrappers
@@ -399,3 +399,69 @@ class EvalCallback(TrainerCallback):
         """Evaluate every eval_steps steps."""
         if state.global_step % self.cfg.eval_steps == 0 and state.is_world_process_zero:
             self.evaluate(state.global_step)
+
+
+class StopBeforeEvaluation(TrainerCallback):
+    """With a deadline (``cooper rl --stop_at``): stop at a checkpoint *before* a periodic evaluation that would not
+    finish by then. A stop signal is acted on only after the step's evaluation (EvalCallback runs in on_step_end),
+    which can take as long as a quarter of the run; so when the steps up to the next allowed stop (``every``, the
+    generation batch) include an evaluation step and now + those steps + the evaluation would pass the deadline, it
+    asks ``on_signal`` (the run's SaveOnSignal, added after this callback) to checkpoint and stop at this step. The
+    resumed run trains that step and evaluates it. Estimates: the median of this process's step times and
+    ``margin`` x the longest evaluation in ``evals_path`` that ran (not reused); with no such evaluation yet it
+    cannot estimate and leaves the deadline to the signal."""
+
+    def __init__(
+        self,
+        on_signal,
+        deadline: float,
+        eval_steps: int,
+        evals_path: str | Path,
+        every: int = 1,
+        margin: float = 1.25,
+        clock=time.time,
+    ):
+        """deadline: seconds since the epoch (``clock``'s); on_signal: a SaveOnSignal with ``every`` steps."""
+        self.on_signal, self.deadline, self.eval_steps = on_signal, deadline, eval_steps
+        self.evals_path, self.every, self.margin, self.clock = Path(evals_path), max(1, every), margin, clock
+        self.step_seconds: list[float] = []
+        self._t = None
+
+    def eval_estimate(self) -> float | None:
+        """margin x the longest evaluation that ran in this run dir (seconds; None: none has)."""
+        ran = [
+            r["eval_seconds"]
+            for r in read_jsonl(self.evals_path, missing_ok=True)
+            if "policy_eval_reused_from" not in r and "eval_seconds" in r
+        ]
+        return self.margin * max(ran) if ran else None
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        if self._t is None:
+            self._t = self.clock()
+
+    def on_step_end(self, args, state, control, **kwargs):
+        """At a step where the run may stop: stop here if the next evaluation would not finish by the deadline."""
+        now = self.clock()
+        if self._t is not None:
+            self.step_seconds.append(now - self._t)
+        self._t = now
+        step = state.global_step
+        if step % self.every or step >= state.max_steps or self.on_signal.requested:
+            return control
+        ahead = range(step + 1, min(step + self.every, state.max_steps) + 1)
+        if not any(s % self.eval_steps == 0 for s in ahead):
+            return control
+        evaluation = self.eval_estimate()
+        if evaluation is None or not self.step_seconds:
+            return control
+        per_step = sorted(self.step_seconds)[len(self.step_seconds) // 2]
+        need = len(ahead) * per_step + evaluation
+        if now + need > self.deadline:
+            self.on_signal.requested = True
+            print(
+                f"[stop_at] the evaluation at step {ahead[-1]} would end after the deadline (about {need / 60:.0f} "
+                f"min needed, {max(0.0, self.deadline - now) / 60:.0f} min left): checkpoint and stop at step {step}",
+                flush=True,
+            )
+        return control

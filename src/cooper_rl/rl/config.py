@@ -350,7 +350,9 @@ class RLConfig:
             "help": "A wall-clock budget: HH:MM (UTC, the next such time), an ISO time, or +SECONDS from the start. "
             "Then the run checkpoints at the end of its generation batch and stops with exit code 143 (resume "
             "with --resume_from_checkpoint last), as on SIGTERM: a job that must end by a deadline loses no "
-            "finished step. Single process."
+            "finished step; when a periodic evaluation (--eval_steps) would end after the deadline (estimated from "
+            "this run's step times and its longest evaluation so far), it stops at the step before it instead, and "
+            "the resumed run evaluates. Single process."
         },
     )
     log_rollouts: bool = field(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -30,7 +31,14 @@ from cooper_rl.cooper.rewards import CooperReward, ModelReward, RuleReward
 from cooper_rl.formats import restyle
 from cooper_rl.generation import chat_messages, render_messages
 from cooper_rl.io import DataError, atomic_write_json
-from cooper_rl.rl.callbacks import CompactConsole, EvalCallback, HackingCallback, SaveAtGenerationBoundary, StepProfiler
+from cooper_rl.rl.callbacks import (
+    CompactConsole,
+    EvalCallback,
+    HackingCallback,
+    SaveAtGenerationBoundary,
+    StepProfiler,
+    StopBeforeEvaluation,
+)
 from cooper_rl.rl.checkpoint import (
     RM_DIR,
     RM_STATE,
@@ -54,6 +62,7 @@ from cooper_rl.trainer_hooks import (
     SaveOnSignal,
     checkpoint_step,
     resolve_checkpoint,
+    seconds_until,
     signal_at,
     train_until_signal,
 )
@@ -331,9 +340,14 @@ def run_rl(cfg: RLConfig) -> dict:
     on_signal = SaveOnSignal(generation_batch_steps(cfg)) if int(os.environ.get("WORLD_SIZE", "1")) == 1 else None
     if cfg.stop_at and on_signal is None:
         raise ValueError("--stop_at is single-process only (the ranks would stop at different steps)")
+    deadline = time.time() + seconds_until(cfg.stop_at) if cfg.stop_at else None
     timer = signal_at(cfg.stop_at)  # a deadline is a signal at that time
     try:
         trainer, reward, info = build_trainer(cfg)
+        if deadline is not None and cfg.eval_steps > 0:  # added before on_signal, which acts on its request
+            trainer.add_callback(
+                StopBeforeEvaluation(on_signal, deadline, cfg.eval_steps, out / "evals.jsonl", on_signal.every)
+            )
         if on_signal is not None:
             train_until_signal(trainer, on_signal, info["checkpoint"], finish_loaded=True)
         else:  # (multi-process: the engine's own resume; a checkpoint at max_steps takes one step more there)
