@@ -28,6 +28,18 @@ def test_save_on_signal_stops_at_the_first_allowed_step_and_restores_the_handler
     assert signal.getsignal(signal.SIGUSR1) == previous
 
 
+def test_a_request_stops_like_a_signal_and_says_why(capsys):
+    cb = SaveOnSignal(every=2)
+    cb.restore()  # the test's own handlers stay
+    control = TrainerControl()
+    cb.request("[stop_at] the evaluation would overrun")
+    assert "[stop_at] the evaluation would overrun: checkpoint" in capsys.readouterr().out
+    cb.on_step_end(None, SimpleNamespace(global_step=3), control)
+    assert not control.should_training_stop  # not a multiple of every=2
+    cb.on_step_end(None, SimpleNamespace(global_step=4), control)
+    assert control.should_save and control.should_training_stop and cb.interrupted
+
+
 def test_a_signal_before_training_stops_without_training():
     previous = signal.getsignal(signal.SIGTERM)
     cb = SaveOnSignal(every=4)  # installed before loading, as each command does

@@ -53,10 +53,14 @@ class SaveOnSignal(TrainerCallback):
         if threading.current_thread() is threading.main_thread():  # only the main thread may set handlers
             self._previous = {s: signal.signal(s, self._request) for s in self.SIGNALS}
 
-    def _request(self, signum, frame):
+    def request(self, reason: str) -> None:
+        """Checkpoint and stop at the end of this step (or the next allowed one), as a signal would; prints `reason`."""
         self.requested = True
-        where = "this step" if self.every == 1 else f"the next step that is a multiple of {self.every}"
-        print(f"[signal] {signal.Signals(signum).name}: checkpoint at the end of {where}, then stop", flush=True)
+        where = "this step" if self.every == 1 else f"the first step from this one that is a multiple of {self.every}"
+        print(f"{reason}: checkpoint at the end of {where}, then stop", flush=True)
+
+    def _request(self, signum, frame):
+        self.request(f"[signal] {signal.Signals(signum).name}")
 
     def on_step_end(self, args, state, control, **kwargs):
         """After a signal: save and stop at the first allowed step."""

@@ -685,7 +685,7 @@ def test_a_signal_checkpoints_at_the_end_of_the_generation_batch_and_resume_fini
     trainer.add_callback(SignalAtStep1())
     with pytest.raises(TrainingInterrupted, match="at step 2"):
         train_until_signal(trainer, on_signal)
-    assert "next step that is a multiple of 2" in capsys.readouterr().out
+    assert "first step from this one that is a multiple of 2" in capsys.readouterr().out
     assert signal.getsignal(signal.SIGUSR1) is before
     assert sorted(p.name for p in tmp_path.glob("checkpoint-*")) == ["checkpoint-2"]
     assert (tmp_path / "checkpoint-2" / RM_DIR / RM_STATE).is_file()

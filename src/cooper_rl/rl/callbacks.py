@@ -458,10 +458,8 @@ class StopBeforeEvaluation(TrainerCallback):
         per_step = sorted(self.step_seconds)[len(self.step_seconds) // 2]
         need = len(ahead) * per_step + evaluation
         if now + need > self.deadline:
-            self.on_signal.requested = True
-            print(
+            self.on_signal.request(
                 f"[stop_at] the evaluation at step {ahead[-1]} would end after the deadline (about {need / 60:.0f} "
-                f"min needed, {max(0.0, self.deadline - now) / 60:.0f} min left): checkpoint and stop at step {step}",
-                flush=True,
+                f"min needed, {max(0.0, self.deadline - now) / 60:.0f} min left)"
             )
         return control
