@@ -1,7 +1,7 @@
 """Rollout number format on CPU: HF generate in fp32, under bf16 autocast (fp32 weights), and with bf16 weights;
 and how far bf16 autocast and bf16 weights move the policy's next-token distribution.
 
-  python benchmarks/decode_dtype.py [--batches 8 32 64 128] [--new_tokens 64] [--repeats 2]
+  python benchmarks/decode_dtype.py [--batches 8 32 64 128] [--new_tokens 64] [--repeats 2] [--name decode_dtype]
 
 Sampling at T=1, every sequence forced to --new_tokens tokens; formats alternated inside each repeat (order
 rotated), medians reported. Distribution: total variation between the fp32 next-token distribution and the bf16
@@ -37,6 +37,7 @@ def main():
     ap.add_argument("--batches", type=int, nargs="+", default=[8, 32, 64, 128])
     ap.add_argument("--new_tokens", type=int, default=64)
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--name", default="decode_dtype", help="results/NAME.json (one per machine kind)")
     args = ap.parse_args()
     model, tok = load_causal_lm("smollm2-135m-instruct", device="cpu")
     bf16_model = copy.deepcopy(model).to(torch.bfloat16)
@@ -91,7 +92,7 @@ def main():
         "tv_temperature_1.1_vs_1.0": {"mean": sum(tv_temp) / len(tv_temp), "max": max(tv_temp), "n": len(tv_temp)},
     }
     print(result)
-    write_result("decode_dtype", result)
+    write_result(args.name, result)
 
 
 if __name__ == "__main__":
