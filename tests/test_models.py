@@ -89,3 +89,21 @@ def test_killed_conversion_then_clean_rebuild(tmp_path, policy, monkeypatch):
     x = torch.tensor([[1, 2, 3, 4, 5]])
     with torch.no_grad():
         assert torch.allclose(model(x).logits, ref_model(x).logits, atol=1e-5)
+
+
+def test_hub_kernels_stay_off_unless_the_user_asks_for_them(tmp_path, monkeypatch):
+    """transformers >= 5.25 would fetch compiled kernels from the Hub into every model it loads on a GPU (and fail
+    offline); cooper turns that off by default, and a user's USE_HUB_KERNELS=YES still turns it on."""
+    from transformers import AutoModelForCausalLM
+
+    import cooper_rl
+    from tiny import save_tiny_llama
+
+    path = save_tiny_llama(tmp_path / "llama")
+    monkeypatch.delenv("USE_HUB_KERNELS", raising=False)
+    assert AutoModelForCausalLM.from_pretrained(path).use_kernels  # transformers' own default
+    cooper_rl.hub_kernels_off_by_default()
+    assert not AutoModelForCausalLM.from_pretrained(path).use_kernels
+    monkeypatch.setenv("USE_HUB_KERNELS", "YES")
+    cooper_rl.hub_kernels_off_by_default()
+    assert AutoModelForCausalLM.from_pretrained(path).use_kernels

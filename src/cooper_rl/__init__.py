@@ -16,8 +16,22 @@ cooper_rl.learning_signal are imported as modules):
 """
 
 import importlib
+import os
 
 __version__ = "0.1.0"
+
+
+def hub_kernels_off_by_default() -> None:
+    """Keep transformers' Hub kernels off unless the user asks for them (USE_HUB_KERNELS=YES).
+
+    transformers >= 5.25 loads every model with `use_kernels=True` by default and, on a GPU, downloads compiled
+    kernels from the Hugging Face Hub (kernels-community/rotary, .../activation) into it: code from the Hub, which
+    cooper keeps off as it keeps `trust_remote_code` off, and a load that fails offline (found by
+    scripts/gpu_check.sh on an H200). Set here, before any model is loaded, so it covers the models TRL loads too."""
+    os.environ.setdefault("USE_HUB_KERNELS", "NO")
+
+
+hub_kernels_off_by_default()
 
 _EXPORTS = {
     "VerifyRM": "cooper_rl.cooper.reward_model",
