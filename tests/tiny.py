@@ -79,24 +79,34 @@ def same(a, b):
 
 
 def run_cli_until_killed(args: list[str], ready, timeout: float = 300.0) -> None:
-    """Run `cooper ARGS` in a subprocess (one torch thread) and SIGKILL it as soon as ready() is true (or it ends,
-    or the timeout passes)."""
+    """Run `cooper ARGS` in a subprocess (one torch thread) and SIGKILL it as soon as ready() is true (or the
+    timeout passes). A process that ends before ready() fails the test with its exit status and the end of its
+    stderr (on a GPU a tiny run can finish, or crash, before the kill)."""
     import os
     import signal
     import subprocess
     import sys
+    import tempfile
     import time
 
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cooper_rl.cli", *args],
-        env=env,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.time() + timeout
-    while not ready() and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.1)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cooper_rl.cli", *args],
+            env=env,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+        deadline = time.time() + timeout
+        while not ready() and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        if proc.poll() is not None and not ready():
+            err.seek(0)
+            tail = err.read().decode(errors="replace")[-2000:]
+            raise AssertionError(f"cooper {args[0]} ended (exit {proc.returncode}) before it could be killed:\n{tail}")
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:  # it ended between the check and the kill
+            pass
+        proc.wait()
