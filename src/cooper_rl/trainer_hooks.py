@@ -171,27 +171,19 @@ def train_until_signal(trainer, on_signal: SaveOnSignal, resume_from_checkpoint=
 
 def resolve_checkpoint(output_dir: str | os.PathLike, value: str | None, require: str | None = None) -> str | None:
     """The checkpoint dir to resume from: None for no value; the newest COMPLETE checkpoint-N in output_dir for
-    'last'/'true' (TRL's trainer_state.json present, ``require``, a path inside the checkpoint, if given, and the
-    ElapsedTime record where the run writes them); else ``value`` itself, which must be a directory. Raises
-    FileNotFoundError saying what is missing."""
+    'last'/'true' (TRL's trainer_state.json present, and ``require``, a path inside the checkpoint, if given);
+    else ``value`` itself, which must be a directory. Raises FileNotFoundError saying what is missing."""
     if not value:
         return None
     if value.lower() in ("last", "true"):
-        # a kill can leave the newest checkpoint half-written: TRL writes trainer_state.json last, then the
-        # callbacks' on_save adds the time record (ElapsedTime) and, in cooper mode, the RM state. A run whose
-        # checkpoints hold time records (not one begun by an older version) needs it, or the time to train is lost.
+        # a kill can leave the newest checkpoint half-written: TRL writes trainer_state.json last, and in
+        # cooper mode the RM state is added after it
         def step_of(p: Path) -> int:
             tail = p.name.split("-", 1)[1]
             return int(tail) if tail.isdigit() else -1
 
-        ckpts = sorted(Path(output_dir).glob("checkpoint-*"), key=step_of, reverse=True)
-        timed = any((c / ElapsedTime.FILE).is_file() for c in ckpts)
-        for ckpt in ckpts:
-            if (
-                (ckpt / "trainer_state.json").is_file()
-                and (require is None or (ckpt / require).exists())
-                and (not timed or (ckpt / ElapsedTime.FILE).is_file())
-            ):
+        for ckpt in sorted(Path(output_dir).glob("checkpoint-*"), key=step_of, reverse=True):
+            if (ckpt / "trainer_state.json").is_file() and (require is None or (ckpt / require).exists()):
                 return str(ckpt)
             log.warning("skipping incomplete checkpoint %s", ckpt)
         raise FileNotFoundError(f"no complete checkpoint-N dir in {output_dir} to resume from")

@@ -6,7 +6,7 @@ import torch
 from cooper_rl.cooper.monitor import HackingMonitor
 from cooper_rl.cooper.negatives import make_negative_generator
 from cooper_rl.rl.checkpoint import RM_DIR, RM_STATE, load_rm_state, save_rm_state, trim_logs
-from cooper_rl.trainer_hooks import ElapsedTime, resolve_checkpoint
+from cooper_rl.trainer_hooks import resolve_checkpoint
 from tiny import tiny_rm
 
 
@@ -25,10 +25,6 @@ def test_resolve_checkpoint_skips_incomplete_and_names_the_problem(tmp_path):
     with pytest.raises(FileNotFoundError, match="checkpoint not found"):
         resolve_checkpoint(tmp_path, str(tmp_path / "nope"))
     assert resolve_checkpoint(tmp_path, None) is None and resolve_checkpoint(tmp_path, "") is None
-    # a run whose checkpoints record their time (ElapsedTime): one killed before its record was written is skipped,
-    # or the resumed run's time to train would be unknown (seen on a GPU, where a test's kill landed in that window)
-    (tmp_path / "checkpoint-2" / ElapsedTime.FILE).write_text('{"seconds": 1.0, "step": 2}')
-    assert resolve_checkpoint(tmp_path, "last").endswith("checkpoint-2")
 
 
 def test_trim_logs_drops_later_steps_and_cut_lines(tmp_path):
