@@ -94,6 +94,8 @@ def test_killed_conversion_then_clean_rebuild(tmp_path, policy, monkeypatch):
 def test_hub_kernels_stay_off_unless_the_user_asks_for_them(tmp_path, monkeypatch):
     """transformers >= 5.25 would fetch compiled kernels from the Hub into every model it loads on a GPU (and fail
     offline); cooper turns that off by default, and a user's USE_HUB_KERNELS=YES still turns it on."""
+    import transformers
+    from packaging.version import Version
     from transformers import AutoModelForCausalLM
 
     import cooper_rl
@@ -101,9 +103,18 @@ def test_hub_kernels_stay_off_unless_the_user_asks_for_them(tmp_path, monkeypatc
 
     path = save_tiny_llama(tmp_path / "llama")
     monkeypatch.delenv("USE_HUB_KERNELS", raising=False)
-    assert AutoModelForCausalLM.from_pretrained(path).use_kernels  # transformers' own default
+    if Version(transformers.__version__) >= Version("5.25"):
+        assert AutoModelForCausalLM.from_pretrained(path).use_kernels  # transformers' own default since 5.25
     cooper_rl.hub_kernels_off_by_default()
     assert not AutoModelForCausalLM.from_pretrained(path).use_kernels
     monkeypatch.setenv("USE_HUB_KERNELS", "YES")
     cooper_rl.hub_kernels_off_by_default()
     assert AutoModelForCausalLM.from_pretrained(path).use_kernels
+
+
+def test_importing_cooper_turns_hub_kernels_off():
+    """The default is set by `import cooper_rl` itself, before any model loads (child processes inherit it)."""
+    env = {k: v for k, v in os.environ.items() if k != "USE_HUB_KERNELS"}
+    code = "import os, cooper_rl; print(os.environ['USE_HUB_KERNELS'])"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "NO"

@@ -26,8 +26,8 @@ def hub_kernels_off_by_default() -> None:
 
     transformers >= 5.25 loads every model with `use_kernels=True` by default and, on a GPU, downloads compiled
     kernels from the Hugging Face Hub (kernels-community/rotary, .../activation) into it: code from the Hub, which
-    cooper keeps off as it keeps `trust_remote_code` off, and a load that fails offline (found by
-    scripts/gpu_check.sh on an H200). Set here, before any model is loaded, so it covers the models TRL loads too."""
+    cooper keeps off as it keeps `trust_remote_code` off, and a load that fails offline. Set here, before any model is
+    loaded, so it covers the models TRL loads and child processes too."""
     os.environ.setdefault("USE_HUB_KERNELS", "NO")
 
 
