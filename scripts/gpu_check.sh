@@ -24,7 +24,7 @@ prepare)
   plat=(--only-binary=:all: --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64
     --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64)
   .venv/bin/python -m pip download -q --no-deps "${plat[@]}" -d $G/whl $pins
-  # installed here into one tree, xz-compressed: 6 MB instead of the wheels' 26 (the working tree travels in 64 MiB)
+  # installed here into one tree, xz-compressed: 10 MB instead of the wheels' 27 (the working tree travels in 64 MiB)
   .venv/bin/python -m pip install -q --no-index --no-deps --no-compile "${plat[@]}" --target $G/site $G/whl/*.whl
   tar cf - -C $G/site . | xz -9 -T2 > $G/site.tar.xz && rm -rf $G/whl $G/site
   # the embedded models' tokenizers and configs, no weights: cooper resolves smollm2 through its cache marker
@@ -43,7 +43,7 @@ run)
   exec > >(tee "$OUT/log.txt") 2>&1; tee_pid=$!
   python3 -c 'import sys; assert sys.version_info[:2] == (3, 12), f"the wheels are for CPython 3.12, not {sys.version}"'
   nvidia-smi -L
-  mkdir -p /tmp/site && tar xJf $G/site.tar.xz -C /tmp/site
+  rm -rf /tmp/site && mkdir -p /tmp/site && tar xJf $G/site.tar.xz -C /tmp/site   # no stale packages of a run before
   export PYTHONPATH=/tmp/site:$PWD/src:$PWD/$G/shim:$PWD/tests COOPER_CACHE=$PWD/$G/cache HF_HUB_OFFLINE=1 \
     HF_DATASETS_OFFLINE=1 OMP_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false PYTHONUNBUFFERED=1
   python3 -c "import sys, torch, transformers, trl; print('python', sys.version.split()[0], 'torch', torch.__version__,
