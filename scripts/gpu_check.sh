@@ -24,7 +24,7 @@ prepare)
   plat=(--only-binary=:all: --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64
     --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64)
   .venv/bin/python -m pip download -q --no-deps "${plat[@]}" -d $G/whl $pins
-  # installed here into one tree, xz-compressed: 10 MB instead of the wheels' 27 (the working tree travels in 64 MiB)
+  # installed here into one tree, xz-compressed to 10 MB (the working tree travels in 64 MiB; the repo is 50)
   .venv/bin/python -m pip install -q --no-index --no-deps --no-compile "${plat[@]}" --target $G/site $G/whl/*.whl
   tar cf - -C $G/site . | xz -9 -T2 > $G/site.tar.xz && rm -rf $G/whl $G/site
   # the embedded models' tokenizers and configs, no weights: cooper resolves smollm2 through its cache marker
