@@ -158,3 +158,34 @@ def test_a_checkpoint_is_not_the_end_when_more_epochs_are_asked(tmp_path):
         assert not reached_the_end(_tiny_trainer(tmp_path / "b", **more), last), more
     assert reached_the_end(_tiny_trainer(tmp_path / "b", max_steps=5), last)
     assert reached_the_end(_tiny_trainer(tmp_path / "b", num_train_epochs=1), last)  # 4 steps
+
+
+def test_every_complete_checkpoint_holds_its_time_record(tmp_path):
+    """The seconds up to a checkpoint are written inside its trainer_state.json (the file that marks it complete),
+    so a kill cannot leave a complete checkpoint without them; a resume counts on from them, also through
+    transformers' own callback restore; older checkpoints' cooper_elapsed.json is still read."""
+    import json
+
+    from cooper_rl.trainer_hooks import ElapsedTime
+
+    trainer = _tiny_trainer(tmp_path / "a", max_steps=3)
+    timer = ElapsedTime()
+    timer.before = 100.0  # as if resumed from a checkpoint 100 s into the run
+    trainer.add_callback(timer)
+    trainer.train()
+    records = [ElapsedTime.recorded(tmp_path / "a" / f"checkpoint-{i}") for i in (1, 2, 3)]
+    assert all(r is not None for r in records) and 100.0 < records[0] <= records[1] <= records[2] < timer.total()
+    assert ElapsedTime(tmp_path / "a" / "checkpoint-2").before == records[1]
+
+    restored = _tiny_trainer(tmp_path / "a", max_steps=4, restore_callback_states_from_checkpoint=True)
+    restored.add_callback(ElapsedTime())
+    restored.train(resume_from_checkpoint=str(tmp_path / "a" / "checkpoint-3"))
+    rebuilt = next(c for c in restored.callback_handler.callbacks if isinstance(c, ElapsedTime))
+    assert rebuilt.before == records[2] and ElapsedTime.recorded(tmp_path / "a" / "checkpoint-4") > records[2]
+
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "trainer_state.json").write_text(json.dumps({"global_step": 5}))
+    assert ElapsedTime.recorded(old) is None and ElapsedTime(old).total() is None  # no record: unknown
+    (old / "cooper_elapsed.json").write_text(json.dumps({"seconds": 7.5, "step": 5}))
+    assert ElapsedTime(old).before == 7.5

@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 
 from transformers import TrainerCallback
-from transformers.trainer_callback import ProgressCallback
+from transformers.trainer_callback import ExportableState, ProgressCallback
 
-from cooper_rl.io import TrainingInterrupted, atomic_write_json
+from cooper_rl.io import TrainingInterrupted
 
 log = logging.getLogger(__name__)
 
@@ -81,20 +81,33 @@ class SaveOnSignal(TrainerCallback):
         self._previous = {}
 
 
-class ElapsedTime(TrainerCallback):
-    """A run's wall time summed over the processes that made it: each checkpoint records the seconds up to it
-    (``FILE``), and a run resumed from a checkpoint counts on from that record (the work a killed process did after
-    its last checkpoint is redone, so it is not counted twice). ``total()`` is None when the checkpoint resumed from
-    has no record (written by an older version): the sum is then unknown."""
+class ElapsedTime(TrainerCallback, ExportableState):
+    """A run's wall time summed over the processes that made it: each checkpoint records the seconds up to it, and a
+    run resumed from a checkpoint counts on from that record (the work a killed process did after its last
+    checkpoint is redone, so it is not counted twice). ``total()`` is None when the checkpoint resumed from has no
+    record (written by an older version): the sum is then unknown.
 
-    FILE = "cooper_elapsed.json"
+    The record lives in the checkpoint's trainer_state.json (transformers' ``stateful_callbacks``), the file the
+    Trainer writes last and ``resolve_checkpoint`` takes as the mark of a complete checkpoint: a kill cannot leave a
+    checkpoint that counts as complete without its record. (Earlier versions wrote it to ``cooper_elapsed.json``
+    after the checkpoint; that file is still read.)"""
 
-    def __init__(self, resume_from: str | os.PathLike | None = None):
+    OLD_FILE = "cooper_elapsed.json"
+
+    def __init__(self, resume_from: str | os.PathLike | None = None, before: float | None = 0.0):
         self.t0 = time.time()
-        self.before: float | None = 0.0
-        if resume_from:
-            f = Path(resume_from) / self.FILE
-            self.before = json.loads(f.read_text())["seconds"] if f.is_file() else None
+        self.before = self.recorded(resume_from) if resume_from else before
+
+    @classmethod
+    def recorded(cls, checkpoint: str | os.PathLike) -> float | None:
+        """The run's seconds up to `checkpoint` as recorded in it (None: no record)."""
+        state = Path(checkpoint) / "trainer_state.json"
+        if state.is_file():
+            saved = json.loads(state.read_text()).get("stateful_callbacks", {}).get(cls.__name__)
+            if saved and saved.get("args", {}).get("before") is not None:
+                return float(saved["args"]["before"])
+        old = Path(checkpoint) / cls.OLD_FILE
+        return json.loads(old.read_text())["seconds"] if old.is_file() else None
 
     def process(self) -> float:
         """Seconds of this process's part of the run so far."""
@@ -104,11 +117,10 @@ class ElapsedTime(TrainerCallback):
         """Seconds of this run so far, over every process that made it (None: unknown)."""
         return None if self.before is None else self.before + self.process()
 
-    def on_save(self, args, state, control, **kwargs):
-        """Record the seconds up to this checkpoint in it."""
-        ckpt = Path(args.output_dir) / f"checkpoint-{state.global_step}"
-        if ckpt.is_dir() and self.before is not None and state.is_world_process_zero:
-            atomic_write_json(ckpt / self.FILE, {"seconds": self.total(), "step": state.global_step})
+    def state(self) -> dict:
+        """What the Trainer writes into each checkpoint's trainer_state.json: the seconds up to it (as the ``before``
+        of a run resumed there, so transformers' own callback restore rebuilds it right too)."""
+        return {"args": {"before": self.total()}, "attributes": {}}
 
 
 def seconds_until(when: str, now: datetime.datetime | None = None) -> float:

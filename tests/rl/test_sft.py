@@ -6,6 +6,7 @@ import json
 import pytest
 
 from cooper_rl.rl.sft import SFTRunConfig, run_sft, sft_rows
+from cooper_rl.trainer_hooks import ElapsedTime
 from tiny import run_cli_until_killed, save_tiny_llama
 
 
@@ -67,12 +68,10 @@ def test_sft_resumes_after_sigkill(tmp_path):
         "--learning_rate",
         "1e-3",
     ]
-    run_cli_until_killed(args, ready=lambda: bool(list(out.glob("checkpoint-*/cooper_elapsed.json"))))
+    run_cli_until_killed(args, ready=lambda: bool(list(out.glob("checkpoint-*/trainer_state.json"))))
     assert list(out.glob("checkpoint-*/trainer_state.json")), "no checkpoint before the deadline"
     assert not (out / "sft_summary.json").exists()  # it really was killed mid-run
-    records = {
-        str(f.parent): json.loads(f.read_text())["seconds"] for f in out.glob("checkpoint-*/cooper_elapsed.json")
-    }
+    records = {str(c): ElapsedTime.recorded(c) for c in out.glob("checkpoint-*") if (c / "trainer_state.json").is_file()}
 
     cfg = SFTRunConfig(
         policy=str(tmp_path / "tiny"),

@@ -6,6 +6,7 @@ import pytest
 
 from cooper_rl.data import DataError
 from cooper_rl.rm.train import TrainRMConfig, load_rm_rows, run_train_rm, split_by_question
+from cooper_rl.trainer_hooks import ElapsedTime
 
 
 def _synthetic_rows(n_questions=10, seed=0):
@@ -122,8 +123,8 @@ def test_train_rm_bf16_autocast_resumes_after_sigkill(tmp_path):
     args += ["--max_length", "64", "--max_steps", "60", "--eval_steps", "2", "--batch_size", "4"]
     args += ["--bf16_autocast", "true", "--learning_rate", "1e-3"]
     ckpts = tmp_path / "rm.checkpoints"
-    run_cli_until_killed(args, ready=lambda: bool(list(ckpts.glob("checkpoint-*/cooper_elapsed.json"))))
-    assert list(ckpts.glob("checkpoint-*/cooper_elapsed.json")), "no checkpoint before the deadline"
+    run_cli_until_killed(args, ready=lambda: bool(list(ckpts.glob("checkpoint-*/trainer_state.json"))))
+    assert list(ckpts.glob("checkpoint-*/trainer_state.json")), "no checkpoint before the deadline"
     assert list(ckpts.glob("checkpoint-*/optimizer.pt")) and list(ckpts.glob("checkpoint-*/scheduler.pt"))
     assert not (out / "train_metrics.json").exists()  # it really was killed mid-run
 
@@ -139,9 +140,8 @@ def test_train_rm_bf16_autocast_resumes_after_sigkill(tmp_path):
         learning_rate=1e-3,
         resume_from_checkpoint="last",
     )
-    records = {
-        str(f.parent): json.loads(f.read_text())["seconds"] for f in ckpts.glob("checkpoint-*/cooper_elapsed.json")
-    }
+    # every complete checkpoint (trainer_state.json written) holds its time record
+    records = {str(c): ElapsedTime.recorded(c) for c in ckpts.glob("checkpoint-*") if (c / "trainer_state.json").is_file()}
     report = run_train_rm(cfg)
     assert report["resumed_from"] and report["global_step"] == 60
     # the time to train: the killed process's up to the checkpoint resumed from, then this one's
