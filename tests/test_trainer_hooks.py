@@ -183,6 +183,13 @@ def test_every_complete_checkpoint_holds_its_time_record(tmp_path):
     rebuilt = next(c for c in restored.callback_handler.callbacks if isinstance(c, ElapsedTime))
     assert rebuilt.before == records[2] and ElapsedTime.recorded(tmp_path / "a" / "checkpoint-4") > records[2]
 
+    # a checkpoint written without the record (an older version) resumes, and its later checkpoints save
+    _tiny_trainer(tmp_path / "b", max_steps=2).train()
+    resumed = _tiny_trainer(tmp_path / "b", max_steps=3)
+    resumed.add_callback(ElapsedTime(tmp_path / "b" / "checkpoint-2"))
+    resumed.train(resume_from_checkpoint=str(tmp_path / "b" / "checkpoint-2"))
+    assert (tmp_path / "b" / "checkpoint-3").is_dir() and ElapsedTime.recorded(tmp_path / "b" / "checkpoint-3") is None
+
     old = tmp_path / "old"
     old.mkdir()
     (old / "trainer_state.json").write_text(json.dumps({"global_step": 5}))

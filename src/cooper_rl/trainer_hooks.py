@@ -117,6 +117,11 @@ class ElapsedTime(TrainerCallback, ExportableState):
         """Seconds of this run so far, over every process that made it (None: unknown)."""
         return None if self.before is None else self.before + self.process()
 
+    def on_train_begin(self, args, state, control, **kwargs):
+        """Make room for the record in a state resumed from a checkpoint written without it (the Trainer only
+        updates entries its state already has)."""
+        state.stateful_callbacks.setdefault(type(self).__name__, self.state())
+
     def state(self) -> dict:
         """What the Trainer writes into each checkpoint's trainer_state.json: the seconds up to it (as the ``before``
         of a run resumed there, so transformers' own callback restore rebuilds it right too)."""
