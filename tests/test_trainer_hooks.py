@@ -183,12 +183,20 @@ def test_every_complete_checkpoint_holds_its_time_record(tmp_path):
     rebuilt = next(c for c in restored.callback_handler.callbacks if isinstance(c, ElapsedTime))
     assert rebuilt.before == records[2] and ElapsedTime.recorded(tmp_path / "a" / "checkpoint-4") > records[2]
 
-    # a checkpoint written without the record (an older version) resumes, and its later checkpoints save
+    # a checkpoint of an older version (its record in cooper_elapsed.json) resumes, and its later checkpoints
+    # record in trainer_state.json counting on from it
     _tiny_trainer(tmp_path / "b", max_steps=2).train()
+    (tmp_path / "b" / "checkpoint-2" / "cooper_elapsed.json").write_text(json.dumps({"seconds": 7.5, "step": 2}))
     resumed = _tiny_trainer(tmp_path / "b", max_steps=3)
     resumed.add_callback(ElapsedTime(tmp_path / "b" / "checkpoint-2"))
     resumed.train(resume_from_checkpoint=str(tmp_path / "b" / "checkpoint-2"))
-    assert (tmp_path / "b" / "checkpoint-3").is_dir() and ElapsedTime.recorded(tmp_path / "b" / "checkpoint-3") is None
+    assert ElapsedTime.recorded(tmp_path / "b" / "checkpoint-3") > 7.5
+    # "unknown" recorded in trainer_state.json is not overridden by a stale file beside it
+    (tmp_path / "b" / "checkpoint-1" / "cooper_elapsed.json").write_text(json.dumps({"seconds": 3.0, "step": 1}))
+    state = json.loads((tmp_path / "b" / "checkpoint-1" / "trainer_state.json").read_text())
+    state["stateful_callbacks"] = {"ElapsedTime": {"args": {"before": None}, "attributes": {}}}
+    (tmp_path / "b" / "checkpoint-1" / "trainer_state.json").write_text(json.dumps(state))
+    assert ElapsedTime.recorded(tmp_path / "b" / "checkpoint-1") is None
 
     old = tmp_path / "old"
     old.mkdir()

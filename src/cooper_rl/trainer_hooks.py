@@ -103,9 +103,10 @@ class ElapsedTime(TrainerCallback, ExportableState):
         """The run's seconds up to `checkpoint` as recorded in it (None: no record)."""
         state = Path(checkpoint) / "trainer_state.json"
         if state.is_file():
-            saved = json.loads(state.read_text()).get("stateful_callbacks", {}).get(cls.__name__)
-            if saved and saved.get("args", {}).get("before") is not None:
-                return float(saved["args"]["before"])
+            saved = (json.loads(state.read_text()).get("stateful_callbacks") or {}).get(cls.__name__)
+            if isinstance(saved, dict):  # this version's record, also when it says "unknown" (None)
+                before = (saved.get("args") or {}).get("before")
+                return None if before is None else float(before)
         old = Path(checkpoint) / cls.OLD_FILE
         return json.loads(old.read_text())["seconds"] if old.is_file() else None
 
@@ -186,9 +187,19 @@ def train_until_signal(trainer, on_signal: SaveOnSignal, resume_from_checkpoint=
     return result
 
 
+def is_complete_checkpoint(ckpt: str | os.PathLike, require: str | None = None) -> bool:
+    """Whether a checkpoint dir was written whole: TRL's trainer_state.json, written last and in place, present and
+    parseable (a kill during its write leaves a cut-off file), and ``require`` (a path inside it) where given."""
+    try:
+        whole = isinstance(json.loads((Path(ckpt) / "trainer_state.json").read_text()), dict)
+    except (OSError, ValueError):
+        return False
+    return whole and (require is None or (Path(ckpt) / require).exists())
+
+
 def resolve_checkpoint(output_dir: str | os.PathLike, value: str | None, require: str | None = None) -> str | None:
     """The checkpoint dir to resume from: None for no value; the newest COMPLETE checkpoint-N in output_dir for
-    'last'/'true' (TRL's trainer_state.json present, and ``require``, a path inside the checkpoint, if given);
+    'last'/'true' (TRL's trainer_state.json present and whole, and ``require``, a path inside the checkpoint, if given);
     else ``value`` itself, which must be a directory. Raises FileNotFoundError saying what is missing."""
     if not value:
         return None
@@ -200,7 +211,7 @@ def resolve_checkpoint(output_dir: str | os.PathLike, value: str | None, require
             return int(tail) if tail.isdigit() else -1
 
         for ckpt in sorted(Path(output_dir).glob("checkpoint-*"), key=step_of, reverse=True):
-            if (ckpt / "trainer_state.json").is_file() and (require is None or (ckpt / require).exists()):
+            if is_complete_checkpoint(ckpt, require):
                 return str(ckpt)
             log.warning("skipping incomplete checkpoint %s", ckpt)
         raise FileNotFoundError(f"no complete checkpoint-N dir in {output_dir} to resume from")

@@ -18,6 +18,8 @@ def test_resolve_checkpoint_skips_incomplete_and_names_the_problem(tmp_path):
         (tmp_path / f"checkpoint-{n}").mkdir()
         (tmp_path / f"checkpoint-{n}" / "trainer_state.json").write_text("{}")
     (tmp_path / "checkpoint-11").mkdir()  # killed while saving
+    (tmp_path / "checkpoint-12").mkdir()  # killed while writing trainer_state.json (written in place)
+    (tmp_path / "checkpoint-12" / "trainer_state.json").write_text('{"global_step": 12, "log_hist')
     (tmp_path / "checkpoint-2" / RM_DIR).mkdir()
     (tmp_path / "checkpoint-2" / RM_DIR / RM_STATE).write_bytes(b"x")
     assert resolve_checkpoint(tmp_path, "last").endswith("checkpoint-10")  # numeric order, not text order

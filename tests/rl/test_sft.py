@@ -6,7 +6,7 @@ import json
 import pytest
 
 from cooper_rl.rl.sft import SFTRunConfig, run_sft, sft_rows
-from cooper_rl.trainer_hooks import ElapsedTime
+from cooper_rl.trainer_hooks import ElapsedTime, is_complete_checkpoint
 from tiny import run_cli_until_killed, save_tiny_llama
 
 
@@ -71,7 +71,7 @@ def test_sft_resumes_after_sigkill(tmp_path):
     run_cli_until_killed(args, ready=lambda: bool(list(out.glob("checkpoint-*/trainer_state.json"))))
     assert list(out.glob("checkpoint-*/trainer_state.json")), "no checkpoint before the deadline"
     assert not (out / "sft_summary.json").exists()  # it really was killed mid-run
-    records = {str(c): ElapsedTime.recorded(c) for c in out.glob("checkpoint-*") if (c / "trainer_state.json").is_file()}
+    records = {str(c): ElapsedTime.recorded(c) for c in out.glob("checkpoint-*") if is_complete_checkpoint(c)}
 
     cfg = SFTRunConfig(
         policy=str(tmp_path / "tiny"),

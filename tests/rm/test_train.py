@@ -6,7 +6,7 @@ import pytest
 
 from cooper_rl.data import DataError
 from cooper_rl.rm.train import TrainRMConfig, load_rm_rows, run_train_rm, split_by_question
-from cooper_rl.trainer_hooks import ElapsedTime
+from cooper_rl.trainer_hooks import ElapsedTime, is_complete_checkpoint
 
 
 def _synthetic_rows(n_questions=10, seed=0):
@@ -141,7 +141,8 @@ def test_train_rm_bf16_autocast_resumes_after_sigkill(tmp_path):
         resume_from_checkpoint="last",
     )
     # every complete checkpoint (trainer_state.json written) holds its time record
-    records = {str(c): ElapsedTime.recorded(c) for c in ckpts.glob("checkpoint-*") if (c / "trainer_state.json").is_file()}
+    records = {str(c): ElapsedTime.recorded(c) for c in ckpts.glob("checkpoint-*") if is_complete_checkpoint(c)}
+    assert records and all(v is not None for v in records.values())
     report = run_train_rm(cfg)
     assert report["resumed_from"] and report["global_step"] == 60
     # the time to train: the killed process's up to the checkpoint resumed from, then this one's

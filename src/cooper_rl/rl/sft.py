@@ -163,9 +163,10 @@ def _run_sft(cfg: SFTRunConfig, on_signal) -> dict:
         model=resolve_model(cfg.policy), args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer
     )
     bar_only_progress(trainer)  # progress bar, no raw log dicts on the console
-    elapsed = ElapsedTime(checkpoint)  # the time to train, over every process of the run (each checkpoint keeps it)
-    trainer.add_callback(elapsed)
+    trainer.add_callback(ElapsedTime(checkpoint))  # the time to train, over every process of the run
     result = train_until_signal(trainer, on_signal, checkpoint, finish_loaded=True)
+    # the callback list's (transformers' callback restore, where enabled, replaces the instance)
+    elapsed = next(c for c in trainer.callback_handler.callbacks if isinstance(c, ElapsedTime))
     train_seconds, train_seconds_total = elapsed.process(), elapsed.total()  # training's, not the saves below
     policy_dir = out / "policy"
     trainer.save_model(str(policy_dir))  # safetensors

@@ -256,11 +256,12 @@ def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
         compute_metrics=compute_metrics,
     )
     bar_only_progress(trainer)  # progress bar, no raw log dicts on the console
-    elapsed = ElapsedTime(resume)  # the time to train, over every process of the run (each checkpoint keeps it)
-    trainer.add_callback(elapsed)
+    trainer.add_callback(ElapsedTime(resume))  # the time to train, over every process of the run
     try:
         train_out = train_until_signal(trainer, on_signal, resume, finish_loaded=True)
         history = list(trainer.state.log_history)  # the scheduled validations (the final evaluate() not among them)
+        # the callback list's (transformers' callback restore, where enabled, replaces the instance)
+        elapsed = next(c for c in trainer.callback_handler.callbacks if isinstance(c, ElapsedTime))
         rm.model = trainer.model  # best checkpoint (load_best_model_at_end)
         t_eval = time.time()
         val_metrics = trainer.evaluate() if has_val else {}
