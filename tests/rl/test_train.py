@@ -506,13 +506,13 @@ def test_monitor_counts_optimizer_steps_and_survives_resume(assets, tmp_path, on
     saved = json.loads((tmp_path / "checkpoint-2" / "monitor_state.json").read_text())
     assert saved["n_steps"] == 1 and len(saved["baseline"]) == 1  # a rule run checkpoints its monitor too
     assert summary["train_seconds"] <= summary["train_seconds_total"] < summary["train_seconds"] + 1.0  # one process
-    at4 = {"seconds": ElapsedTime.recorded(tmp_path / "checkpoint-4")}
-    assert 0 < at4["seconds"] <= summary["train_seconds_total"]
+    at4 = ElapsedTime.recorded(tmp_path / "checkpoint-4")  # the seconds up to step 4
+    assert 0 < at4 <= summary["train_seconds_total"]
     resumed = run_rl(
         RLConfig(**{**cfg.__dict__, "max_steps": 6, "resume_from_checkpoint": str(tmp_path / "checkpoint-4")})
     )
     # the time to train counts on from the checkpoint's record, not from this process's start
-    assert resumed["train_seconds_total"] - resumed["train_seconds"] == pytest.approx(at4["seconds"], abs=0.5)
+    assert resumed["train_seconds_total"] - resumed["train_seconds"] == pytest.approx(at4, abs=0.5)
     assert resumed["monitor"]["n_flags"] == 2 and resumed["monitor"]["first_flag_step"] == 3  # baseline kept
     # resuming the run as another experiment is refused before anything in the run dir changes
     before = (tmp_path / "metrics.jsonl").read_text()
