@@ -17,7 +17,10 @@
 # (--latex_trap_style mixed): in round 4's rows at least 70 % of the rows in the CAS's rendering were wrong ones
 # (sign, reciprocal, dropped vs cas, reordered), and seed 0 rejected most correct CAS renderings (both chosen after
 # seeing round 4's seed 0; the held-out suite is unchanged).
-#   [ROUND=4|5] [SEEDS="0 1 2"] [DATA_ONLY=1] bash experiments/verifyrm/run_v4.sh
+# ROUND=6: round 5's rows plus generated problems aimed at the forms round 5's seed 0 verified worst (a decimal answer,
+# a swapped interval bracket, the CAS's rendering, a dropped term; latex_synth.py, committed in v6/; chosen after
+# seeing round 5's seed 0, the held-out suite unchanged)
+#   [ROUND=4|5|6] [SEEDS="0 1 2"] [DATA_ONLY=1] bash experiments/verifyrm/run_v4.sh
 source "$(dirname "$0")/../common.sh"
 # native kernels (PINNED=1: issue 14's AVX2 / non-Intel-MKL pinning): on an AVX-512/AMX CPU the pinned kernels take
 # ~1.7x the time (benchmarks/pinning.py), and the RM only has to reproduce within its seed spread, not bit for bit
@@ -25,7 +28,13 @@ source "$(dirname "$0")/../common.sh"
 D=experiments/verifyrm/data
 V3=experiments/verifyrm/v3             # issue 14's samples and evaluation sets (committed)
 ROUND=${ROUND:-4}
-case $ROUND in 4) LATEX_FORMS=one_per_label TRAP_STYLE=cas ;; 5) LATEX_FORMS=all TRAP_STYLE=mixed ;; *) echo "ROUND must be 4 or 5" >&2; exit 1 ;; esac
+SYNTH=()                               # generated problems (round 6)
+case $ROUND in
+  4) LATEX_FORMS=one_per_label TRAP_STYLE=cas ;;
+  5) LATEX_FORMS=all TRAP_STYLE=mixed ;;
+  6) LATEX_FORMS=all TRAP_STYLE=mixed SYNTH=(experiments/verifyrm/v6/synthetic_problems.jsonl) ;;
+  *) echo "ROUND must be 4, 5 or 6" >&2; exit 1 ;;
+esac
 V4=experiments/verifyrm/v4             # the held-out college-math suite: every round is evaluated on it (committed)
 V=experiments/verifyrm/v$ROUND         # this round's training data stats and CAS verdicts (committed)
 R=experiments/verifyrm/results/v$ROUND # evaluations (committed)
@@ -44,11 +53,14 @@ for f in heldout robustness; do test -f $V3/$f.jsonl || { echo "missing $V3/$f.j
 # the CAS verdicts of the committed build (a fresh clone asks nothing new, so a slower machine's timeouts cannot
 # change the rows; rm-data adds what it lacks)
 # (round 5 starts from round 4's: the same problems' forms, the same CAS)
-test -f $RUNS/train.cas_cache.jsonl || cp $V/train.cas_cache.jsonl $RUNS/ 2>/dev/null || cp $V4/train.cas_cache.jsonl $RUNS/ 2>/dev/null || true
+# (round 6 from round 5's: its college-math rows are round 5's)
+test -f $RUNS/train.cas_cache.jsonl || cp $V/train.cas_cache.jsonl $RUNS/ 2>/dev/null \
+  || cp experiments/verifyrm/v$((ROUND - 1))/train.cas_cache.jsonl $RUNS/ 2>/dev/null || true
+for f in "${SYNTH[@]}"; do test -f $f || .venv/bin/python experiments/verifyrm/latex_synth.py --out $f; done
 step "rm-data: v3's rows + college-math LaTeX rows (train split)"
 test -f $RUNS/train.jsonl || $C rm-data --solutions $SHARED/gsm8k/train.jsonl $D/svamp_rm_train.jsonl builtin:train:400 \
   --limit $N_TRAIN_GSM --samples $V3/samples_train_T0.6.jsonl $V3/samples_train_T1.0.jsonl \
-  --exclude $SHARED/gsm8k/test.jsonl --latex_problems $SHARED/college_math/problems.jsonl --latex_split train \
+  --exclude $SHARED/gsm8k/test.jsonl --latex_problems $SHARED/college_math/problems.jsonl "${SYNTH[@]}" --latex_split train \
   --latex_forms $LATEX_FORMS --latex_trap_style $TRAP_STYLE --output $RUNS/train.jsonl --stats $V/train.stats.json --seed 0 --verify_timeout $CAS_TIMEOUT --quiet
 cmp -s $RUNS/train.cas_cache.jsonl $V/train.cas_cache.jsonl || cp $RUNS/train.cas_cache.jsonl $V/   # committed
 step "rm-data: held-out college-math problems, every latex category"

@@ -388,3 +388,30 @@ def test_text_style_near_value_of_a_decimal_answer_is_a_decimal():
         assert re.fullmatch(r"\d\.\d+", text) and text != "0.75", text
     made, _ = make_forms("\\sqrt{2}", "q", ("latex_trap:near",), random.Random(0), verify.DEFAULT_TIMEOUT, style="text")
     assert "sqrt" in made[0][1]  # no terminating decimal: the near value in the reference's text, as before
+
+
+def test_a_problem_can_name_its_categories_and_a_bad_name_is_an_error_naming_the_row(tmp_path):
+    import json
+
+    from cooper_rl.io import DataError
+    from cooper_rl.rm.build import RMDataConfig, run_rm_data
+
+    src = tmp_path / "latex.jsonl"
+    want = ["latex:decimal", "latex_trap:near", "latex:as_given"]
+    probs = [
+        {"question": "Evaluate $\\frac{6}{8}$.", "answer": "$\\frac{3}{4}$", "categories": want},
+        {"question": "Evaluate $\\frac{2}{8}$.", "answer": "$\\frac{1}{4}$"},  # no field: as before
+    ]
+    src.write_text("".join(json.dumps(p) + "\n" for p in probs))
+    out = tmp_path / "d.jsonl"
+    cfg = RMDataConfig(solutions=[], latex_problems=[str(src)], latex_split="all", output=str(out))
+    run_rm_data(cfg)
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    named = [r for r in rows if r["reference"] == "\\frac{3}{4}"]
+    # in train mode every named category that applies (not one per label), and nothing else
+    assert sorted(r["answer_type"] for r in named) == sorted(want)
+    assert len([r for r in rows if r["reference"] == "\\frac{1}{4}"]) == 2  # one correct, one wrong
+    for bad, match in ((["latex:decimals"], "unknown.*latex:decimals"), ([], "non-empty list")):
+        src.write_text(json.dumps({**probs[0], "categories": bad}) + "\n")
+        with pytest.raises(DataError, match=f"latex.jsonl: row 1: field 'categories'.*{match}"):
+            run_rm_data(cfg)

@@ -576,6 +576,19 @@ class _Record(dict):
         self.written.append((key, value))
 
 
+def row_categories(names, where: str) -> tuple[str, ...]:
+    """The categories a problem row names in its field 'categories' (a non-empty list of CATEGORIES), in
+    CATEGORIES order; anything else is a DataError naming `where`."""
+    from cooper_rl.io import DataError
+
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise DataError(f"{where}: field 'categories' must be a non-empty list of category names")
+    unknown = sorted(set(names) - set(CATEGORIES))
+    if unknown:
+        raise DataError(f"{where}: field 'categories': unknown {unknown}; use some of {list(CATEGORIES)}")
+    return tuple(c for c in CATEGORIES if c in names)
+
+
 def latex_split_of(question: str, heldout_percent: int) -> str:
     """'heldout' or 'train' for a problem, from a stable hash of its normalised question."""
     h = int(hashlib.sha256(" ".join(question.lower().split()).encode()).hexdigest()[:8], 16)
@@ -600,7 +613,9 @@ def latex_rows(
     CAS's and the rules' verdicts are recorded in cache_path (a killed run resumes; a rebuild from the record asks
     nothing, see cas_says; retry_timeouts: ask the recorded timeouts again). trap_style: "cas", or "mixed" (the traps
     of a random half of the problems written otherwise; module docstring; a row of a mixed build names its problem's
-    style in `trap_style`). Also a Counter of forms not made by (category, reason) and of problems skipped by reason."""
+    style in `trap_style`). A problem row may name the categories to make for it (field 'categories'; then in train
+    mode every one of them that applies). Also a Counter of forms not made by (category, reason) and of problems
+    skipped by reason."""
     from cooper_rl.data import read_records
     from cooper_rl.io import DataError, append_jsonl, drop_cut_tail, iter_jsonl
 
@@ -627,7 +642,9 @@ def latex_rows(
             rng = random.Random(f"{seed}:{path}:{i}")  # a problem's rows do not depend on the others
             kinds = CATEGORIES
             one = mode == "train" and not every_form
-            if one:  # a few candidates of each class, then the ones that nearly always apply
+            if "categories" in raw:  # the problem's own choice of forms (e.g. generated problems aimed at a few)
+                kinds, one = row_categories(raw["categories"], f"{path}: row {i}"), False
+            elif one:  # a few candidates of each class, then the ones that nearly always apply
                 kinds = (*rng.sample(CATEGORIES[: len(CORRECT)], 3), *rng.sample(CATEGORIES[len(CORRECT) :], 3))
                 kinds += tuple(c for c in ("latex:as_given", "latex_trap:near", "latex_trap:sign") if c not in kinds)
             style = "cas"
