@@ -53,16 +53,26 @@ for f in heldout robustness; do test -f $V3/$f.jsonl || { echo "missing $V3/$f.j
 # the CAS verdicts of the committed build (a fresh clone asks nothing new, so a slower machine's timeouts cannot
 # change the rows; rm-data adds what it lacks)
 # (round 5 starts from round 4's: the same problems' forms, the same CAS)
-# (round 6 from round 5's: its college-math rows are round 5's)
-test -f $RUNS/train.cas_cache.jsonl || cp $V/train.cas_cache.jsonl $RUNS/ 2>/dev/null \
-  || cp experiments/verifyrm/v$((ROUND - 1))/train.cas_cache.jsonl $RUNS/ 2>/dev/null || true
+# (round 6: round 5's record plus what its generated problems added, committed alone: v6/train.cas_cache.added.jsonl)
+BASE=; [ $ROUND = 6 ] && BASE=experiments/verifyrm/v5/train.cas_cache.jsonl
+if [ -n "$BASE" ]; then
+  test -f $RUNS/train.cas_cache.jsonl || { cp $BASE $RUNS/train.cas_cache.jsonl
+    test -f $V/train.cas_cache.added.jsonl && cat $V/train.cas_cache.added.jsonl >> $RUNS/train.cas_cache.jsonl; }
+else
+  test -f $RUNS/train.cas_cache.jsonl || cp $V/train.cas_cache.jsonl $RUNS/ 2>/dev/null \
+    || cp experiments/verifyrm/v$((ROUND - 1))/train.cas_cache.jsonl $RUNS/ 2>/dev/null || true
+fi
 for f in "${SYNTH[@]}"; do test -f $f || .venv/bin/python experiments/verifyrm/latex_synth.py --out $f; done
 step "rm-data: v3's rows + college-math LaTeX rows (train split)"
 test -f $RUNS/train.jsonl || $C rm-data --solutions $SHARED/gsm8k/train.jsonl $D/svamp_rm_train.jsonl builtin:train:400 \
   --limit $N_TRAIN_GSM --samples $V3/samples_train_T0.6.jsonl $V3/samples_train_T1.0.jsonl \
   --exclude $SHARED/gsm8k/test.jsonl --latex_problems $SHARED/college_math/problems.jsonl "${SYNTH[@]}" --latex_split train \
   --latex_forms $LATEX_FORMS --latex_trap_style $TRAP_STYLE --output $RUNS/train.jsonl --stats $V/train.stats.json --seed 0 --verify_timeout $CAS_TIMEOUT --quiet
-cmp -s $RUNS/train.cas_cache.jsonl $V/train.cas_cache.jsonl || cp $RUNS/train.cas_cache.jsonl $V/   # committed
+if [ -n "$BASE" ]; then  # committed: the lines after the base record's (rm-data only appends to it)
+  tail -n +$(($(wc -l < $BASE) + 1)) $RUNS/train.cas_cache.jsonl > $V/train.cas_cache.added.jsonl
+else
+  cmp -s $RUNS/train.cas_cache.jsonl $V/train.cas_cache.jsonl || cp $RUNS/train.cas_cache.jsonl $V/   # committed
+fi
 step "rm-data: held-out college-math problems, every latex category"
 test -f $V4/latex_heldout.jsonl || $C rm-data --solutions none --latex_problems $SHARED/college_math/problems.jsonl \
   --latex_split heldout --mode suite --output $V4/latex_heldout.jsonl --seed 0 --verify_timeout $CAS_TIMEOUT --quiet
