@@ -118,6 +118,19 @@ def test_answers_match_and_is_parseable():
         answers_match(1, "1")
 
 
+def test_a_letter_of_an_algebraic_reference_is_a_variable_not_a_unit():
+    # Math-Verify strips trailing units, single letters among them (t, m, s, g, h, ...): against a reference with
+    # variables an answer without the term or factor matched it (4t^2 - 6 for 4t^2 - 6t, -9.8 for -9.8 t)
+    for pred, gold in [("4t^2 - 6", "4t^2 - 6t"), ("-9.8", "-9.8 t"), ("2\\pi", "2 \\pi a b"), ("3 + 2", "3 + 2t")]:
+        assert not answers_match(pred, gold), (pred, gold)
+        assert answers_match(gold, gold) and answers_match(gold.replace(" ", ""), gold)
+    assert answers_match("- 1 + 4 t^{2} - 6 t", "-1 - 6t + 4t^{2}")  # a reordered sum ending in t
+    # against a number, units go as before: "5 m" is 5, and \text{} units go against either
+    assert answers_match("5 m", "5") and answers_match("\\sqrt{2} m", "\\sqrt{2}")
+    assert answers_match("3 \\text{ hours}", "3") and answers_match("3t \\text{ m}", "3t")
+    assert verify("The answer is $\\boxed{4t^2 - 6}$.", "4t^2 - 6t") is False
+
+
 def test_verify_batch():
     comps = [c for c, _, _ in CASES] + ["x 42 y", "\\boxed{(9^9)^(9^9)}"]
     refs = [r for _, r, _ in CASES] + ["42", "1"]

@@ -12,6 +12,8 @@ Pipeline for one (completion, reference) pair:
      subprocess.Popen, one per client process) whose forked worker runs the checks; a worker that passes
      the deadline is SIGKILLed and replaced by a fresh fork (~2 ms). The client also waits with a deadline, so a check never hangs, in any thread or in daemonic
      multiprocessing workers. Server start-up (~1 s, once per process) is not counted against the timeout.
+     Math-Verify strips trailing units, single letters among them (t, m, s, g, h, ...); against a reference with
+     a variable the sandbox keeps them (4t^2 - 6 does not equal 4t^2 - 6t; "5 m" still equals 5).
 """
 
 from __future__ import annotations

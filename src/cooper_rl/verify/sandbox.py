@@ -11,15 +11,45 @@ is forked for the next request, so nothing can take the server down. The server 
 import json
 import logging
 import os
+import re
 import resource
 import select
 import signal
 import sys
 import time
 
+import latex2sympy2_extended.math_normalization as normalization
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 
 logging.getLogger("math_verify").setLevel(logging.CRITICAL)  # no "timeout disabled" warnings
+
+
+class Units:
+    """Math-Verify's normalisation strips a trailing unit from an answer ("5 m" -> 5, "3 hours" -> 3), and its units
+    include single letters and pairs (t, m, s, g, h, d, l, c, ab, ...). Against an algebraic reference those are
+    variables: 4t^2 - 6t read as 4t^2 - 6 and -9.8 t as -9.8, so an answer without the term or factor matched it. check
+    sets `strip` per comparison: as Math-Verify does where the reference has no letter outside LaTeX commands and
+    \\text{} (a number: "5 m" still equals 5), never where it has one (\\text{} units are stripped either way)."""
+
+    strip = True
+
+    def __init__(self, regex):
+        self.regex = regex
+
+    def sub(self, repl, text, count=0):
+        return self.regex.sub(repl, text, count) if self.strip else text
+
+
+if not isinstance(normalization.units_regex, Units):  # the name normalize_latex looks up at each call
+    normalization.units_regex = Units(normalization.units_regex)
+TEXT = re.compile(r"\\(?:text|mathrm|mbox|textbf|mathit)\s*\{[^{}]*\}|\\[A-Za-z]+")
+
+
+def algebraic(answer: str) -> bool:
+    """Whether an answer has a letter outside LaTeX commands and their \\text{} (a variable, not only units)."""
+    return re.search("[A-Za-z]", TEXT.sub("", answer)) is not None
+
+
 CONFIG = [LatexExtractionConfig(), ExprExtractionConfig()]
 WORKER_MEMORY = 4 << 30  # bytes of address space a worker may use
 MAX_SERVED = 500  # checks per worker before it is replaced (bounds cache/memory growth)
@@ -54,7 +84,11 @@ def check(op, a, b):
     """match: a (prediction) is equivalent to b (gold); parse: a parses to a non-empty result."""
     if op == "parse":
         return bool(parse_answer(a))
-    pred, gold = parse_answer(a), parse_answer(b)
+    normalization.units_regex.strip = not algebraic(b)
+    try:
+        pred, gold = parse_answer(a), parse_answer(b)
+    finally:
+        normalization.units_regex.strip = True
     return bool(pred and gold and verify(gold, pred, timeout_seconds=None))
 
 
