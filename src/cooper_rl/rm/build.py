@@ -165,7 +165,7 @@ class RMDataConfig:
             "solutions needed): rows of the latex:* (the same value written otherwise) and latex_trap:* (near, "
             "reciprocal, sign, dropped term, swapped bracket, partial, last-sentence) categories around each "
             "answer, every label confirmed by the CAS (rm/latex_forms.py). train mode: see --latex_forms. A row "
-            "may name the categories to make for it (field categories: a list, e.g. [\"latex:decimal\"])."
+            'may name the categories to make for it (field categories: a list, e.g. ["latex:decimal"]).'
         },
     )
     latex_forms: str = field(
