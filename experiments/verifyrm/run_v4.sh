@@ -19,7 +19,7 @@
 # seeing round 4's seed 0; the held-out suite is unchanged).
 # ROUND=6: round 5's rows plus generated problems aimed at the forms round 5's seed 0 verified worst (a decimal answer,
 # a swapped interval bracket, the CAS's rendering, a dropped term; latex_synth.py, committed in v6/; chosen after
-# seeing round 5's seed 0, the held-out suite unchanged)
+# seeing round 5's seed 0; the held-out suite as corrected on 2026-12-04 by reverify_units.py: docs/VERIFYRM.md)
 #   [ROUND=4|5|6] [SEEDS="0 1 2"] [DATA_ONLY=1] bash experiments/verifyrm/run_v4.sh
 source "$(dirname "$0")/../common.sh"
 # native kernels (PINNED=1: issue 14's AVX2 / non-Intel-MKL pinning): on an AVX-512/AMX CPU the pinned kernels take
