@@ -131,6 +131,15 @@ def test_a_letter_of_an_algebraic_reference_is_a_variable_not_a_unit():
     assert verify("The answer is $\\boxed{4t^2 - 6}$.", "4t^2 - 6t") is False
 
 
+def test_misread_finds_the_references_the_unit_fix_reads_otherwise():
+    from cooper_rl.verify.sandbox import misread
+
+    for ref in ["4t^2 - 6t", "-9.8 t", "y = \\frac{2}{3} \\cos 16 t - \\frac{1}{4} \\sin 16 t", "5 m"]:
+        assert misread(ref), ref  # a reference's letter is a variable to the fixed rule, "5 m" included
+    # numbers, \text{} units and letters Math-Verify does not take for units read alike either way
+    assert not any(map(misread, ["5", "3 \\text{ hours}", "\\frac{3}{4}", "x^2 + 1", "(1, \\pi)"]))
+
+
 def test_verify_batch():
     comps = [c for c, _, _ in CASES] + ["x 42 y", "\\boxed{(9^9)^(9^9)}"]
     refs = [r for _, r, _ in CASES] + ["42", "1"]

@@ -50,6 +50,26 @@ def algebraic(answer: str) -> bool:
     return re.search("[A-Za-z]", TEXT.sub("", answer)) is not None
 
 
+def misread(answer: str) -> bool:
+    """Whether raw Math-Verify, which strips a trailing unit from every answer, reads an algebraic answer otherwise
+    than `check` does (which keeps its letters): only verdicts against such a reference can differ between the two."""
+    if not algebraic(answer):
+        return False
+
+    def read(strip: bool) -> str:
+        normalization.units_regex.strip = strip
+        try:
+            return str(parse_answer(answer))
+        except TimeoutError:  # a caller's deadline (SIGALRM) ends the whole question
+            raise
+        except Exception as e:  # a parse error reads as itself, the same either way unless only one side fails
+            return f"error: {type(e).__name__}"
+        finally:
+            normalization.units_regex.strip = True
+
+    return read(True) != read(False)
+
+
 CONFIG = [LatexExtractionConfig(), ExprExtractionConfig()]
 WORKER_MEMORY = 4 << 30  # bytes of address space a worker may use
 MAX_SERVED = 500  # checks per worker before it is replaced (bounds cache/memory growth)
