@@ -60,3 +60,15 @@ def test_the_per_run_table_matches_each_runs_committed_evaluations():
     # every committed run that was evaluated past step 0 has its row
     runs = {d.name for d in (RESULTS / "runs").iterdir() if len(rh.records(d / "evals.jsonl")) > 1}
     assert runs <= named, f"runs without a row in the README: {sorted(runs - named)}"
+
+
+def test_the_rl_learns_comparison_in_results_md_is_the_reports_as_it_is_now():
+    """RESULTS.md's issue-67 comparison table is report.py's, verbatim: a finished run whose logs land without the doc
+    being updated fails here."""
+    doc = (ROOT / "docs/RESULTS.md").read_text()
+    start = doc.index("## RL that learns")
+    section = doc[start : doc.index("\n## ", start + 1)]
+    report = (ROOT / "experiments/rl_learns/results/table.md").read_text()
+    (reported,) = [t for t in tables(report) if t[0].startswith("| condition | seeds | collapsed |")]
+    (copied,) = [t for t in tables(section) if t[0].startswith("| condition | seeds | collapsed |")]
+    assert copied == reported, "RESULTS.md's comparison table differs from results/table.md: rerun report.py, copy it"
