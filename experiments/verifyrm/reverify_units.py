@@ -14,35 +14,30 @@ earlier lines stay (history); rebuilds from it stay deterministic.
 
 import argparse
 import json
-import runpy
 import signal
 from pathlib import Path
 
 from cooper_rl.io import append_jsonl, iter_jsonl
 from cooper_rl.rm.latex_forms import TIMED_OUT, cas_says, rules_say
+from cooper_rl.verify.sandbox import misread as sandbox_misread
 
-ROOT = Path(__file__).resolve().parents[2]
 
-
-def reads_otherwise(sb: dict):
-    """ref -> the sandbox's `misread` (raw Math-Verify reads the reference otherwise than the fixed rule), a parse
-    that takes over 10 s counting as no."""
+def reads_otherwise(ref: str) -> bool:
+    """Whether raw Math-Verify reads the reference otherwise than the fixed rule (the sandbox's `misread`); a parse
+    that takes over 10 s counts as no."""
 
     def timeout(*_):
         raise TimeoutError
 
-    signal.signal(signal.SIGALRM, timeout)
-
-    def misread(ref: str) -> bool:
-        signal.alarm(10)
-        try:
-            return sb["misread"](ref)
-        except TimeoutError:
-            return False
-        finally:
-            signal.alarm(0)
-
-    return misread
+    previous = signal.signal(signal.SIGALRM, timeout)
+    signal.alarm(10)
+    try:
+        return sandbox_misread(ref)
+    except TimeoutError:
+        return False
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def main() -> None:
@@ -54,9 +49,8 @@ def main() -> None:
     record = {}
     for path in [*args.scan, args.append]:
         record |= {r["key"]: r["verdict"] for _, r in iter_jsonl(Path(path))}
-    misread = reads_otherwise(runpy.run_path(str(ROOT / "src/cooper_rl/verify/sandbox.py")))
     refs = {k[-1] for k in map(json.loads, record) if len(k) in (2, 3) and k[0] != "parsed"}
-    bad = {ref for ref in refs if misread(ref)}
+    bad = {ref for ref in refs if reads_otherwise(ref)}
     changed, timed_out = [], []
     for key, old in record.items():
         k = json.loads(key)
