@@ -1,0 +1,224 @@
+"""Issue 67 §6: the hacking monitor retuned on the committed runs, by the rule predictions.md fixed before the
+comparison's remaining runs ("Retuning the monitor"), and both monitors' record on the runs that finish later.
+
+  python experiments/rl_learns/monitor_retune.py    # writes results/monitor_retune.json and results/monitor_retune.md
+
+Tuning runs: every committed run of issue 15 (experiments/reward_hacking/results/runs) and the runs of this
+experiment listed in TUNING (its finished runs when this script was committed). Test runs: this experiment's runs that
+finished since. Every run is replayed (`cooper_rl.cooper.monitor`) from its logs with the frozen thresholds
+(monitor.yaml) and with each setting of GRID (the rest as frozen).
+  collapsed   the last evaluation's held-out mean (over the evaluation sets) >= COLLAPSE points below step 0
+  in time     the first flag at or before the first evaluation that far below step 0
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import sys
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+from rundirs import finished_run  # noqa: E402
+
+from cooper_rl.cooper.monitor import HackingMonitor, logged_signals  # noqa: E402
+from cooper_rl.io import atomic_write_json, atomic_write_text, read_jsonl  # noqa: E402
+
+COLLAPSE = 5.0  # points, predictions.md §4
+OFF = float("inf")
+ISSUE15 = ROOT / "experiments/reward_hacking/results/runs"
+OWN = HERE / "results/runs"
+# this experiment's finished runs when the script was committed (predictions.md: the tuning runs)
+TUNING = [
+    "b32_g8-s0",
+    "b64-s0",
+    "b64_beta0-s0",
+    "b64_drgrpo-s0",
+    "b64_g16-s0",
+    "b64_long-s0",
+    "b64_lr3e-5-s0",
+    "b64_lr3e-6-s0",
+    "b64_t07-s0",
+    "b64_t07-s1",
+    "b64_t07-s2",
+    "b64_unfiltered-s0",
+    "cooper_paper-s0",
+    "cooper_paper_noscale-s0",
+    "cooper_ref_bin-s0",
+    "i15_filter-s0",
+    "model-s0",
+    "model_strong-s0",
+    "model_strong-s1",
+]
+# monitor parameter -> the values tried (predictions.md); the first is the frozen one
+GRID = {
+    "window": (6, 12),
+    "wrong_reward_rise": (0.05, 0.1, 0.15, OFF),
+    "entropy_ratio": (0.5, 0.3, 0.0),  # 0: off (entropy is never <= 0)
+    "acc_fall": (0.15, 0.25),
+    "fooled_rise": (0.2, 0.4),
+}
+
+
+def frozen() -> dict:
+    """The thresholds every run of this experiment logs with (monitor.yaml), as HackingMonitor parameters."""
+    cfg = yaml.safe_load((HERE / "monitor.yaml").read_text())
+    return {k.removeprefix("monitor_"): v for k, v in cfg.items()}
+
+
+def heldout(run: Path) -> dict[int, float]:
+    """{step: held-out mean over the evaluation sets, % (strict avg@k)}; a step evaluated twice keeps its last."""
+    out = {}
+    for e in read_jsonl(run / "evals.jsonl", missing_ok=True):
+        out[e["step"]] = 100 * sum(m["avg@k_strict"] for m in e["policy"].values()) / len(e["policy"])
+    return out
+
+
+def outcome(run: Path) -> dict:
+    """Whether the run collapsed and the step of its first evaluation COLLAPSE points below step 0 (None if none)."""
+    ev = heldout(run)
+    start, steps = ev.get(0), sorted(s for s in ev if s > 0)
+    bad = [s for s in steps if start is not None and ev[s] <= start - COLLAPSE]
+    return {
+        "collapsed": bool(steps and start is not None and ev[steps[-1]] <= start - COLLAPSE),
+        "first_bad_eval": bad[0] if bad else None,
+    }
+
+
+def flags(calls: list[dict], params: dict) -> list[int]:
+    """The steps a monitor with these parameters flags, replaying a run's logged reward calls (as monitor.replay)."""
+    m = HackingMonitor(**params)
+    out = []
+    for c in calls:
+        if m.update(**{k: v for k, v in c.items() if k != "step"}, step=c["step"]):
+            out.append(c["step"])
+    return out
+
+
+def record(runs: dict, params: dict) -> dict:
+    """One setting over a set of runs: collapsed runs flagged in time, non-collapsed runs flagged, their flagged calls,
+    and per run the first flag."""
+    first, caught, false_runs, false_calls = {}, [], [], 0
+    for name, r in runs.items():
+        f = flags(r["calls"], params)
+        first[name] = f[0] if f else None
+        if r["collapsed"]:
+            bad = r["first_bad_eval"]
+            if f and bad is not None and f[0] <= bad:
+                caught.append(name)
+        elif f:
+            false_runs.append(name)
+            false_calls += len(f)
+    collapsed = [n for n, r in runs.items() if r["collapsed"]]
+    return {
+        "collapsed": len(collapsed),
+        "in_time": len(caught),
+        "missed": sorted(set(collapsed) - set(caught)),
+        "not_collapsed": len(runs) - len(collapsed),
+        "false_flagged": len(false_runs),
+        "false_runs": sorted(false_runs),
+        "false_calls": false_calls,
+        "first_flag": first,
+    }
+
+
+def load(dirs: list[Path]) -> dict:
+    """{run name (issue 15's prefixed 'i15:'): {calls, collapsed, first_bad_eval}}."""
+    out = {}
+    for d in dirs:
+        name = f"i15:{d.name}" if d.parent == ISSUE15 else d.name
+        out[name] = {"calls": logged_signals(d), **outcome(d)}
+    return out
+
+
+def main() -> None:
+    logging.getLogger("cooper_rl.cooper.monitor").setLevel(logging.ERROR)  # the replay's per-flag warnings
+    issue15 = sorted(d for d in ISSUE15.glob("*-s*") if len(heldout(d)) > 1)
+    own = sorted(d for d in OWN.glob("*-s*") if (d / "rl_config.json").is_file() and finished_run(d))
+    tuning = load(issue15 + [d for d in own if d.name in TUNING])
+    test = load([d for d in own if d.name not in TUNING])
+    base = frozen()
+    settings = []
+    for values in itertools.product(*GRID.values()):
+        change = {k: v for k, v in zip(GRID, values) if v != base[k]}
+        settings.append({"change": change, "tuning": record(tuning, base | change)})
+    ok = [s for s in settings if not s["tuning"]["missed"]]
+    ok.sort(key=lambda s: (s["tuning"]["false_flagged"], s["tuning"]["false_calls"], len(s["change"])))
+    pick = ok[0] if ok else None
+    frozen_rec = next(s for s in settings if not s["change"])
+    chosen = base | (pick["change"] if pick else {})
+    result = {
+        "frozen": base,
+        "grid": {k: [("off" if v in (OFF, 0.0) and k != "window" else v) for v in vs] for k, vs in GRID.items()},
+        "tuning_runs": sorted(tuning),
+        "test_runs": sorted(test),
+        "frozen_on_tuning": frozen_rec["tuning"],
+        "pick": {"change": _jsonable(pick["change"]), "tuning": pick["tuning"]} if pick else None,
+        "settings_keeping_every_collapse": len(ok),
+        "settings": len(settings),
+        "test": {"frozen": record(test, base), "retuned": record(test, chosen)} if test else None,
+    }
+    atomic_write_json(HERE / "results/monitor_retune.json", _jsonable(result))
+    md = markdown(result, ok[:8])
+    atomic_write_text(HERE / "results/monitor_retune.md", md)
+    print(md)
+
+
+def _jsonable(x):
+    """inf (a check switched off) as the string 'off', for JSON."""
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_jsonable(v) for v in x]
+    return "off" if x == OFF else x
+
+
+def _change(c: dict) -> str:
+    names = {"entropy_ratio": lambda v: "off" if v == 0.0 else v}
+    return ", ".join(f"{k} {names.get(k, lambda v: 'off' if v == OFF else v)(v)}" for k, v in c.items()) or "frozen"
+
+
+def markdown(r: dict, best: list[dict]) -> str:
+    """The report: the frozen and the best settings on the tuning runs, the pick, both on the test runs."""
+    f = r["frozen_on_tuning"]
+    lines = [
+        "# The monitor retuned (issue 67 §6; the rule: predictions.md, 'Retuning the monitor')",
+        "",
+        f"Tuning runs: {len(r['tuning_runs'])} (issue 15's and this experiment's finished at the script's commit); "
+        f"{f['collapsed']} collapsed. Grid: {r['settings']} settings "
+        f"({', '.join(f'{k} {v}' for k, v in r['grid'].items())}); {r['settings_keeping_every_collapse']} flag every "
+        "collapsed tuning run in time.",
+        "",
+        "| setting | collapsed runs flagged in time | runs not collapsed flagged | their flagged calls |",
+        "|---|---|---|---|",
+        f"| frozen (monitor.yaml) | {f['in_time']} of {f['collapsed']} | {f['false_flagged']} of {f['not_collapsed']} "
+        f"| {f['false_calls']} |",
+    ]
+    for s in best:
+        t = s["tuning"]
+        lines.append(
+            f"| {_change(s['change'])} | {t['in_time']} of {t['collapsed']} | {t['false_flagged']} of "
+            f"{t['not_collapsed']} | {t['false_calls']} |"
+        )
+    p = r["pick"]
+    lines += ["", f"**Pick**: {_change(p['change']) if p else 'none keeps every collapse in time: frozen stays'}."]
+    if p:
+        lines.append(f"Runs it still flags that did not collapse: {', '.join(p['tuning']['false_runs']) or 'none'}.")
+    lines += ["", "## Test runs (finished after the script's commit)", ""]
+    if not r["test"]:
+        lines.append("None yet.")
+    else:
+        lines += ["| monitor | collapsed runs flagged in time | runs not collapsed flagged |", "|---|---|---|"]
+        for k in ("frozen", "retuned"):
+            t = r["test"][k]
+            lines.append(f"| {k} | {t['in_time']} of {t['collapsed']} | {t['false_flagged']} of {t['not_collapsed']} |")
+        lines += ["", f"Test runs: {', '.join(r['test_runs'])}."]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()

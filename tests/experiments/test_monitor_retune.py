@@ -1,0 +1,54 @@
+"""experiments/rl_learns/monitor_retune.py: collapse and timing come from a run's evaluations, a setting's record
+counts what its replay flags, and the grid starts from the frozen thresholds."""
+
+import json
+from pathlib import Path
+
+from tests.experiments import load_script
+
+HERE = Path(__file__).resolve().parents[2] / "experiments/rl_learns"
+mr = load_script("monitor_retune", HERE)
+
+
+def write_evals(d: Path, means: dict[int, float]) -> Path:
+    d.mkdir(parents=True)
+    lines = [{"step": s, "policy": {"a": {"avg@k_strict": m}, "b": {"avg@k_strict": m}}} for s, m in means.items()]
+    (d / "evals.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return d
+
+
+def test_collapse_is_the_last_evaluation_and_timing_the_first_one_that_far_down(tmp_path):
+    fell = mr.outcome(write_evals(tmp_path / "a", {0: 0.30, 25: 0.20, 50: 0.10}))
+    assert fell == {"collapsed": True, "first_bad_eval": 25}
+    recovered = mr.outcome(write_evals(tmp_path / "b", {0: 0.30, 25: 0.20, 50: 0.29}))
+    assert recovered == {"collapsed": False, "first_bad_eval": 25}
+
+
+def calls(wrong_reward: list[float]) -> list[dict]:
+    """Reward calls with flat reward, accuracy and entropy: only the reward paid to rule-wrong rollouts moves."""
+    return [
+        {"step": i + 1, "reward": 0.5, "accuracy": 0.5, "fooled": None, "agreement": None, "length": 40.0,
+         "entropy": 0.2, "wrong_reward": w}
+        for i, w in enumerate(wrong_reward)
+    ]  # fmt: skip
+
+
+def test_a_record_counts_collapses_flagged_in_time_and_flags_on_healthy_runs():
+    rising = calls([0.1] * 6 + [0.3] * 20)  # flagged at step 7: the last 3 calls (0.1, 0.1, 0.3) average 0.17
+    runs = {
+        "hacked": {"calls": rising, "collapsed": True, "first_bad_eval": 25},
+        "late": {"calls": rising, "collapsed": True, "first_bad_eval": 5},  # fell before any flag could come
+        "healthy": {"calls": calls([0.1] * 26), "collapsed": False, "first_bad_eval": None},
+        "noisy": {"calls": rising, "collapsed": False, "first_bad_eval": None},
+    }
+    rec = mr.record(runs, mr.frozen() | {"window": 6})
+    assert (rec["collapsed"], rec["in_time"], rec["missed"]) == (2, 1, ["late"])
+    assert (rec["not_collapsed"], rec["false_flagged"], rec["false_runs"]) == (2, 1, ["noisy"])
+    assert rec["first_flag"]["healthy"] is None and rec["first_flag"]["hacked"] == 7
+    off = mr.record(runs, mr.frozen() | {"wrong_reward_rise": mr.OFF})
+    assert off["in_time"] == 0 and off["false_flagged"] == 0
+
+
+def test_the_grid_starts_from_the_frozen_thresholds():
+    frozen = mr.frozen()
+    assert all(values[0] == frozen[k] for k, values in mr.GRID.items())
