@@ -23,10 +23,11 @@ Per run:
 
 from __future__ import annotations
 
+import gzip
 import json
 import statistics
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -80,6 +81,17 @@ def quarters(ys: list[float]) -> list[float | None]:
         return [None, None]
     q = max(1, len(ys) // 4)
     return [sum(ys[:q]) / q, sum(ys[-q:]) / q]
+
+
+def rm_pairs_quarters(d: Path, steps: list[int]) -> list[float | None]:
+    """A Cooper run's RM training pairs per reward call (rm_pairs.jsonl[.gz]: one line per pair it trained on; a call
+    with none counts 0), first and last quarter; [None, None] for a run without an RM side."""
+    for name, opener in (("rm_pairs.jsonl.gz", gzip.open), ("rm_pairs.jsonl", open)):
+        if (d / name).is_file():
+            with opener(d / name, "rt") as f:
+                per_step = Counter(json.loads(x)["step"] for x in f if x.strip())
+            return quarters([per_step.get(s, 0) for s in steps])
+    return [None, None]
 
 
 def run_report(d: Path, label: str) -> dict:
@@ -157,6 +169,9 @@ def run_report(d: Path, label: str) -> dict:
         "boxed_percent_quarters": quarters(
             [100 * sum("\\boxed" in r.get("completion", "") for r in c) / len(c) for c in calls]
         ),
+        # the RM against the policy's wrong answers, and what its updates had to learn from (Cooper runs)
+        "rm_fooled_quarters": quarters([r["rm_fooled_rate"] for r in metrics if r.get("rm_fooled_rate") is not None]),
+        "rm_pairs_per_update_quarters": rm_pairs_quarters(d, [r["step"] for r in metrics]),
         "train_accuracy_curve": [xs, ys],
         "over_warmup_curve": over,
         "eval_steps": [e["step"] for e in evals],
@@ -763,8 +778,8 @@ def condition_runs_table(rows: dict) -> str:
     """The comparison's runs (finished or not): steps logged, the RM build that scored them, the monitor's checks."""
     lines = [
         "| run | steps | finished | RM (sha256) | monitor: checks (first step) | reward (first → last quarter) | "
-        "completion tokens | rollouts with a \\boxed answer, % |",
-        "|---|---|---|---|---|---|---|---|",
+        "completion tokens | rollouts with a \\boxed answer, % | RM-fooled rate | RM pairs per update |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
 
     def q(key, r, form):
@@ -775,7 +790,8 @@ def condition_runs_table(rows: dict) -> str:
         lines.append(
             f"| {n} | {r['steps']} | {'yes' if r['finished'] else 'no'} | {fmt(r.get('rm_sha256'), '{:.8}')} | "
             f"{checks(r['monitor'])} | {q('reward_quarters', r, '{:.2f}')} | "
-            f"{q('completion_tokens_quarters', r, '{:.0f}')} | {q('boxed_percent_quarters', r, '{:.0f}')} |"
+            f"{q('completion_tokens_quarters', r, '{:.0f}')} | {q('boxed_percent_quarters', r, '{:.0f}')} | "
+            f"{q('rm_fooled_quarters', r, '{:.2f}')} | {q('rm_pairs_per_update_quarters', r, '{:.1f}')} |"
         )
     return "\n".join(lines) + "\n"
 

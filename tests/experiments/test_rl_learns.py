@@ -542,3 +542,10 @@ def test_a_runs_directory_name_gives_back_its_name_and_seed():
 def test_quarters_are_the_means_of_the_first_and_last_quarter():
     assert report.quarters([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]) == [1.5, 7.5]
     assert report.quarters([3.0]) == [3.0, 3.0] and report.quarters([]) == [None, None]
+
+
+def test_rm_pairs_per_update_count_calls_without_pairs_as_zero(tmp_path):
+    with gzip.open(tmp_path / "rm_pairs.jsonl.gz", "wt") as f:
+        f.writelines(json.dumps({"step": s}) + "\n" for s in (1, 1, 3, 8, 8, 8))
+    assert report.rm_pairs_quarters(tmp_path, [1, 2, 3, 4, 5, 6, 7, 8]) == [1.0, 1.5]  # (2 + 0) / 2, (0 + 3) / 2
+    assert report.rm_pairs_quarters(tmp_path / "rule-run", [1, 2]) == [None, None]
