@@ -126,29 +126,48 @@ def record(runs: dict, params: dict) -> dict:
     }
 
 
-def load(dirs: list[Path]) -> dict:
-    """{run name (issue 15's prefixed 'i15:'): {calls, collapsed, first_bad_eval}}."""
+def load(dirs: list[Path], skipped: list[str]) -> dict:
+    """{run name (issue 15's prefixed 'i15:'): {calls, collapsed, first_bad_eval}}; a run without a step-0 evaluation
+    and a later one cannot be judged: it is left out and its name appended to `skipped`."""
     out = {}
     for d in dirs:
         name = f"i15:{d.name}" if d.parent == ISSUE15 else d.name
+        ev = heldout(d)
+        if 0 not in ev or len(ev) < 2:
+            skipped.append(name)
+            continue
         out[name] = {"calls": logged_signals(d), **outcome(d)}
     return out
+
+
+def choose(settings: list[dict]) -> dict | None:
+    """predictions.md's rule: among the settings whose record on the tuning runs misses no collapse, the fewest
+    non-collapsed runs flagged, then the fewest of their reward calls flagged, then the fewest thresholds changed;
+    a tie beyond that goes to the earlier setting in GRID's order (not pre-registered). None if every setting misses
+    a collapse."""
+    ok = [s for s in settings if not s["tuning"]["missed"]]
+    return min(
+        ok, key=lambda s: (s["tuning"]["false_flagged"], s["tuning"]["false_calls"], len(s["change"])), default=None
+    )
 
 
 def main() -> None:
     logging.getLogger("cooper_rl.cooper.monitor").setLevel(logging.ERROR)  # the replay's per-flag warnings
     issue15 = sorted(d for d in ISSUE15.glob("*-s*") if len(heldout(d)) > 1)
     own = sorted(d for d in OWN.glob("*-s*") if (d / "rl_config.json").is_file() and finished_run(d))
-    tuning = load(issue15 + [d for d in own if d.name in TUNING])
-    test = load([d for d in own if d.name not in TUNING])
+    skipped: list[str] = []
+    tuning = load(issue15 + [d for d in own if d.name in TUNING], skipped)
+    test = load([d for d in own if d.name not in TUNING], skipped)
     base = frozen()
     settings = []
     for values in itertools.product(*GRID.values()):
         change = {k: v for k, v in zip(GRID, values) if v != base[k]}
         settings.append({"change": change, "tuning": record(tuning, base | change)})
-    ok = [s for s in settings if not s["tuning"]["missed"]]
-    ok.sort(key=lambda s: (s["tuning"]["false_flagged"], s["tuning"]["false_calls"], len(s["change"])))
-    pick = ok[0] if ok else None
+    pick = choose(settings)
+    ok = sorted(
+        (s for s in settings if not s["tuning"]["missed"]),
+        key=lambda s: (s["tuning"]["false_flagged"], s["tuning"]["false_calls"], len(s["change"])),
+    )
     frozen_rec = next(s for s in settings if not s["change"])
     chosen = base | (pick["change"] if pick else {})
     result = {
@@ -160,6 +179,12 @@ def main() -> None:
         "pick": {"change": _jsonable(pick["change"]), "tuning": pick["tuning"]} if pick else None,
         "settings_keeping_every_collapse": len(ok),
         "settings": len(settings),
+        "skipped_runs": skipped,
+        # every setting's record on the tuning runs (without the per-run first flags)
+        "grid_records": [
+            {"change": _jsonable(x["change"]), **{k: v for k, v in x["tuning"].items() if k != "first_flag"}}
+            for x in settings
+        ],
         "test": {"frozen": record(test, base), "retuned": record(test, chosen)} if test else None,
     }
     atomic_write_json(HERE / "results/monitor_retune.json", _jsonable(result))
@@ -175,6 +200,11 @@ def _jsonable(x):
     if isinstance(x, list):
         return [_jsonable(v) for v in x]
     return "off" if x == OFF else x
+
+
+def _key(s: dict) -> tuple:
+    t = s["tuning"]
+    return t["false_flagged"], t["false_calls"], len(s["change"])
 
 
 def _change(c: dict) -> str:
@@ -206,6 +236,14 @@ def markdown(r: dict, best: list[dict]) -> str:
         )
     p = r["pick"]
     lines += ["", f"**Pick**: {_change(p['change']) if p else 'none keeps every collapse in time: frozen stays'}."]
+    tied = [s for s in best if p and s is not best[0] and _key(s) == _key(best[0])]
+    if tied:
+        lines.append(
+            f"Tied with it on every pre-registered key: {'; '.join(_change(s['change']) for s in tied)} (the grid's order "
+            "broke the tie; the rule did not)."
+        )
+    if r["skipped_runs"]:
+        lines.append(f"Left out (no step-0 evaluation and a later one): {', '.join(r['skipped_runs'])}.")
     if p:
         lines.append(f"Runs it still flags that did not collapse: {', '.join(p['tuning']['false_runs']) or 'none'}.")
     lines += ["", "## Test runs (finished after the script's commit)", ""]

@@ -52,3 +52,26 @@ def test_a_record_counts_collapses_flagged_in_time_and_flags_on_healthy_runs():
 def test_the_grid_starts_from_the_frozen_thresholds():
     frozen = mr.frozen()
     assert all(values[0] == frozen[k] for k, values in mr.GRID.items())
+
+
+def setting(change: dict, missed: list, false_flagged: int, false_calls: int) -> dict:
+    return {"change": change, "tuning": {"missed": missed, "false_flagged": false_flagged, "false_calls": false_calls}}
+
+
+def test_the_pick_keeps_every_collapse_then_flags_fewest_runs_calls_and_changes():
+    frozen = setting({}, [], 10, 126)
+    misses = setting({"wrong_reward_rise": 0.1}, ["model-s0"], 0, 0)  # fewer flags, but loses a collapse
+    a = setting({"entropy_ratio": 0.3, "acc_fall": 0.25}, [], 6, 85)
+    b = setting({"entropy_ratio": 0.3}, [], 6, 85)  # as few runs and calls, one threshold changed fewer
+    c = setting({"entropy_ratio": 0.0}, [], 6, 85)  # tied with b on every key: the grid's order decides
+    assert mr.choose([frozen, misses, a, b, c]) is b
+    assert mr.choose([frozen, misses, a, c, b]) is c
+    assert mr.choose([misses]) is None
+
+
+def test_a_run_without_a_start_and_an_end_evaluation_is_left_out_and_named(tmp_path):
+    write_evals(tmp_path / "no_start", {25: 0.2, 50: 0.1})
+    write_evals(tmp_path / "only_start", {0: 0.3})
+    skipped = []
+    assert mr.load([tmp_path / "no_start", tmp_path / "only_start"], skipped) == {}
+    assert skipped == ["no_start", "only_start"]
