@@ -23,12 +23,11 @@ import yaml
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
-from rundirs import finished_run  # noqa: E402
+from rundirs import collapse, finished_run, heldout_means  # noqa: E402
 
 from cooper_rl.cooper.monitor import HackingMonitor, logged_signals  # noqa: E402
 from cooper_rl.io import atomic_write_json, atomic_write_text, read_jsonl  # noqa: E402
 
-COLLAPSE = 5.0  # points, predictions.md §4
 OFF = float("inf")
 ISSUE15 = ROOT / "experiments/reward_hacking/results/runs"
 OWN = HERE / "results/runs"
@@ -71,22 +70,8 @@ def frozen() -> dict:
 
 
 def heldout(run: Path) -> dict[int, float]:
-    """{step: held-out mean over the evaluation sets, % (strict avg@k)}; a step evaluated twice keeps its last."""
-    out = {}
-    for e in read_jsonl(run / "evals.jsonl", missing_ok=True):
-        out[e["step"]] = 100 * sum(m["avg@k_strict"] for m in e["policy"].values()) / len(e["policy"])
-    return out
-
-
-def outcome(run: Path) -> dict:
-    """Whether the run collapsed and the step of its first evaluation COLLAPSE points below step 0 (None if none)."""
-    ev = heldout(run)
-    start, steps = ev.get(0), sorted(s for s in ev if s > 0)
-    bad = [s for s in steps if start is not None and ev[s] <= start - COLLAPSE]
-    return {
-        "collapsed": bool(steps and start is not None and ev[steps[-1]] <= start - COLLAPSE),
-        "first_bad_eval": bad[0] if bad else None,
-    }
+    """{step: held-out mean over the evaluation sets, %} of a run's committed evaluations."""
+    return heldout_means(read_jsonl(run / "evals.jsonl", missing_ok=True))
 
 
 def flags(calls: list[dict], params: dict) -> list[int]:
@@ -136,7 +121,7 @@ def load(dirs: list[Path], skipped: list[str]) -> dict:
         if 0 not in ev or len(ev) < 2:
             skipped.append(name)
             continue
-        out[name] = {"calls": logged_signals(d), **outcome(d)}
+        out[name] = {"calls": logged_signals(d), **collapse(ev)}
     return out
 
 
@@ -145,10 +130,7 @@ def choose(settings: list[dict]) -> dict | None:
     non-collapsed runs flagged, then the fewest of their reward calls flagged, then the fewest thresholds changed;
     a tie beyond that goes to the earlier setting in GRID's order (not pre-registered). None if every setting misses
     a collapse."""
-    ok = [s for s in settings if not s["tuning"]["missed"]]
-    return min(
-        ok, key=lambda s: (s["tuning"]["false_flagged"], s["tuning"]["false_calls"], len(s["change"])), default=None
-    )
+    return min((s for s in settings if not s["tuning"]["missed"]), key=_key, default=None)
 
 
 def main() -> None:
@@ -164,10 +146,7 @@ def main() -> None:
         change = {k: v for k, v in zip(GRID, values) if v != base[k]}
         settings.append({"change": change, "tuning": record(tuning, base | change)})
     pick = choose(settings)
-    ok = sorted(
-        (s for s in settings if not s["tuning"]["missed"]),
-        key=lambda s: (s["tuning"]["false_flagged"], s["tuning"]["false_calls"], len(s["change"])),
-    )
+    ok = sorted((s for s in settings if not s["tuning"]["missed"]), key=_key)
     frozen_rec = next(s for s in settings if not s["change"])
     chosen = base | (pick["change"] if pick else {})
     result = {
@@ -203,6 +182,7 @@ def _jsonable(x):
 
 
 def _key(s: dict) -> tuple:
+    """choose's order: non-collapsed runs flagged, their flagged calls, thresholds changed."""
     t = s["tuning"]
     return t["false_flagged"], t["false_calls"], len(s["change"])
 

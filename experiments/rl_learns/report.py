@@ -37,9 +37,8 @@ from cooper_rl.learning_signal import group_advantages, learning_signal  # noqa:
 from stats import bootstrap_se, ci95, difference, eval_scores, mean, slope_per_1000  # noqa: E402
 
 sys.path.insert(0, str(HERE))
-from rundirs import SEEDS, finished_run, name_seed, run_name  # noqa: E402
+from rundirs import COLLAPSE, SEEDS, collapse, finished_run, heldout_means, name_seed, run_name  # noqa: E402
 
-COLLAPSE = 5.0  # points of held-out accuracy below step 0 (predictions.md §4, issue 67 §6)
 ARMS = ("cooper_paper", "cooper_paper_noscale")  # §4: the paper's Cooper and its intervention arm
 PASSRATES = HERE / "data" / "train_filtered.jsonl.passrates.jsonl"
 I15 = HERE.parent / "reward_hacking" / "results" / "runs"
@@ -200,18 +199,15 @@ def monitor_report(d: Path, evals: list[dict]) -> dict:
             flags.append(r["step"])
         for c in fired:
             by_check.setdefault(c, r["step"])
-    mean = {e["step"]: 100 * sum(m["avg@k_strict"] for m in e["policy"].values()) / len(e["policy"]) for e in evals}
-    start = mean.get(0)
-    bad = [s for s in sorted(mean) if s > 0 and start is not None and mean[s] <= start - COLLAPSE]
-    last = max(mean) if mean else None
+    mean = heldout_means(evals)
+    c = collapse(mean)
     return {
         "first_flag": flags[0] if flags else None,
         "first_flag_by_check": by_check,
         "flagged_calls": len(flags),
         "heldout_mean": mean,
-        "first_bad_eval": bad[0] if bad else None,
-        "collapsed": bool(last and start is not None and mean[last] <= start - COLLAPSE),
-        "flagged_in_time": bool(bad and flags and flags[0] <= bad[0]),
+        **c,
+        "flagged_in_time": bool(c["first_bad_eval"] is not None and flags and flags[0] <= c["first_bad_eval"]),
     }
 
 

@@ -18,9 +18,9 @@ def write_evals(d: Path, means: dict[int, float]) -> Path:
 
 
 def test_collapse_is_the_last_evaluation_and_timing_the_first_one_that_far_down(tmp_path):
-    fell = mr.outcome(write_evals(tmp_path / "a", {0: 0.30, 25: 0.20, 50: 0.10}))
+    fell = mr.collapse(mr.heldout(write_evals(tmp_path / "a", {0: 0.30, 25: 0.20, 50: 0.10})))
     assert fell == {"collapsed": True, "first_bad_eval": 25}
-    recovered = mr.outcome(write_evals(tmp_path / "b", {0: 0.30, 25: 0.20, 50: 0.29}))
+    recovered = mr.collapse(mr.heldout(write_evals(tmp_path / "b", {0: 0.30, 25: 0.20, 50: 0.29})))
     assert recovered == {"collapsed": False, "first_bad_eval": 25}
 
 
