@@ -82,15 +82,16 @@ def quarters(ys: list[float]) -> list[float | None]:
     return [sum(ys[:q]) / q, sum(ys[-q:]) / q]
 
 
-def rm_pairs_quarters(d: Path, steps: list[int]) -> list[float | None]:
+def rm_pairs_quarters(d: Path, steps: list[int], cooper: bool = False) -> list[float | None] | None:
     """A Cooper run's RM training pairs per reward call (rm_pairs.jsonl[.gz]: one line per pair it trained on; a call
-    with none counts 0), first and last quarter; [None, None] for a run without an RM side."""
+    with none counts 0), first and last quarter; [None, None] for a run without an RM side, None for a Cooper run
+    (`cooper`) that has no such log."""
     for name, opener in (("rm_pairs.jsonl.gz", gzip.open), ("rm_pairs.jsonl", open)):
         if (d / name).is_file():
             with opener(d / name, "rt") as f:
                 per_step = Counter(json.loads(x)["step"] for x in f if x.strip())
             return quarters([per_step.get(s, 0) for s in steps])
-    return [None, None]
+    return None if cooper else [None, None]
 
 
 def run_report(d: Path, label: str) -> dict:
@@ -170,7 +171,9 @@ def run_report(d: Path, label: str) -> dict:
         ),
         # the RM against the policy's wrong answers, and what its updates had to learn from (Cooper runs)
         "rm_fooled_quarters": quarters([r["rm_fooled_rate"] for r in metrics if r.get("rm_fooled_rate") is not None]),
-        "rm_pairs_per_update_quarters": rm_pairs_quarters(d, [r["step"] for r in metrics]),
+        "rm_pairs_per_update_quarters": rm_pairs_quarters(
+            d, [r["step"] for r in metrics], cfg.get("reward") == "cooper"
+        ),
         "train_accuracy_curve": [xs, ys],
         "over_warmup_curve": over,
         "eval_steps": [e["step"] for e in evals],
@@ -779,6 +782,8 @@ def condition_runs_table(rows: dict) -> str:
     ]
 
     def q(key, r, form):
+        if key in r and r[key] is None:  # a Cooper run without its RM pairs log
+            return "not logged"
         a, b = r.get(key) or [None, None]
         return f"{fmt(a, form)} → {fmt(b, form)}"
 

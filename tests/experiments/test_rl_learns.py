@@ -549,3 +549,7 @@ def test_rm_pairs_per_update_count_calls_without_pairs_as_zero(tmp_path):
         f.writelines(json.dumps({"step": s}) + "\n" for s in (1, 1, 3, 8, 8, 8))
     assert report.rm_pairs_quarters(tmp_path, [1, 2, 3, 4, 5, 6, 7, 8]) == [1.0, 1.5]  # (2 + 0) / 2, (0 + 3) / 2
     assert report.rm_pairs_quarters(tmp_path / "rule-run", [1, 2]) == [None, None]
+    # a Cooper run without the log is not a run without an RM side
+    assert report.rm_pairs_quarters(tmp_path / "cooper-run", [1, 2], cooper=True) is None
+    row = {"rm_pairs_per_update_quarters": None, "steps": 2, "finished": False, "monitor": {}}
+    assert "not logged" in report.condition_runs_table({"cooper-run": row})
