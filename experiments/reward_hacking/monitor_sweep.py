@@ -1,6 +1,6 @@
-"""The hacking monitor's `acc_fall` and `wrong_reward` checks under the settings tried for them (docs/RESULTS.md,
-"The monitor"): each committed run of issue 15's experiment replayed with the current monitor and its run settings,
-then with one threshold changed at a time, and without each check.
+"""The hacking monitor's `acc_fall` and `wrong_reward` checks under the settings tried for them
+(experiments/reward_hacking/README.md, "The monitor"): each committed run of issue 15's experiment replayed with the
+current monitor and its run settings, then with one threshold changed at a time, and without each check.
 
 usage: python experiments/reward_hacking/monitor_sweep.py [RESULTS_DIR]   (default experiments/reward_hacking/results)
 reads  RESULTS_DIR/runs/<condition>-s<seed>/ (metrics.jsonl, rl_config.json, trainer_log.jsonl.gz: monitor.replay)

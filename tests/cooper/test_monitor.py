@@ -315,7 +315,8 @@ def _first_collapse(run: Path) -> int | None:
 ISSUE15_RUNS = sorted(p.name for p in HACK_RUNS.glob("*-s*") if (p / "evals.jsonl").is_file())
 
 
-# Known misses, each in docs/RESULTS.md: strict, so a monitor that catches one makes this test fail until the mark goes
+# Known misses, each in experiments/reward_hacking/README.md (The monitor): strict, so a monitor that catches one
+# makes this test fail until the mark goes
 # (model-s1, graded reward flat while rule accuracy fell, is caught by acc_fall since it was added for it; model-s2
 # and model_strong-s0, missed by the checks before it, by wrong_reward since it was added for them)
 MISSED: dict[str, str] = {}

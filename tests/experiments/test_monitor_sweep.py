@@ -1,4 +1,5 @@
-"""monitor_sweep.py: the acc_fall and wrong_reward settings RESULTS.md cites, replayed on the committed runs."""
+"""monitor_sweep.py: the acc_fall and wrong_reward settings the reward_hacking README cites, replayed on the committed
+runs."""
 
 from pathlib import Path
 
