@@ -116,6 +116,11 @@ def main() -> None:
         cols = [f"{100 * rules[s][j]['accuracy']:.1f}" if s in rules else "-" for s in SETS]
         worst = min(rules["latex_heldout"][j]["per_category"].values()) if "latex_heldout" in rules else None
         lines.append(f"| {j} | {' | '.join(cols)} | - | {'-' if worst is None else f'{100 * worst:.1f}'} | - |")
+    # issue 14's RM may have been scored on another version of the LaTeX suite than this round (it is evaluated once)
+    n_v3 = {r["n"] for r in v3_evals.get("latex_heldout", {}).values()}
+    n_round = {r["n"] for r in load(R, "smollm2").get("latex_heldout", {}).values()}
+    if n_v3 and n_round and n_v3 != n_round:
+        lines += ["", f"RM v3's LaTeX numbers: on the suite's {'/'.join(map(str, sorted(n_v3)))}-row version; this round's: {'/'.join(map(str, sorted(n_round)))} rows."]  # fmt: skip
     lines += ["", f"Targets (issue 69): {TARGETS}; met: {', '.join(k for k, v in met.items() if v) or 'none'}; not met: {', '.join(k for k, v in met.items() if not v) or 'none'}."]  # fmt: skip
     if "latex_heldout" in rules:
         per = rules["latex_heldout"]["rule_strict"]["per_category"]
