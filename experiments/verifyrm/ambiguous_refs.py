@@ -40,7 +40,8 @@ def kind(reference: str) -> str | None:
 
 
 def audit(rows: list[dict]) -> dict:
-    """Problems with such references and their rows per category (labels as built)."""
+    """Problems with such references (keyed by the reference's text) and their rows per category (labels as built);
+    cas_rows_labelled_correct counts rows."""
     problems, per_category = {}, Counter()
     for r in rows:
         k = kind(r["reference"])
@@ -49,7 +50,7 @@ def audit(rows: list[dict]) -> dict:
         p = problems.setdefault(r["reference"], {"kind": k, "question": r["question"][-160:], "rows": {}})
         p["rows"][r["answer_type"]] = r["label"]
         per_category[f"{r['answer_type']} (label {r['label']})"] += 1
-    cas_correct = sum(1 for p in problems.values() if p["rows"].get("latex:cas") == 1)
+    cas_correct = sum(1 for r in rows if r["answer_type"] == "latex:cas" and r["label"] == 1 and kind(r["reference"]))
     return {
         "rows": len(rows),
         "problems": len(problems),

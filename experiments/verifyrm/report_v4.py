@@ -102,7 +102,7 @@ def main() -> None:
         "| judge | v3 held-out % | v3 robustness % | latex held-out % | latex AUROC | worst latex category % | train min |",
         "|---|---|---|---|---|---|---|",
     ]
-    for label, e in ((f"RM {round_} SmolLM2", v4), ("RM v3 SmolLM2 (issue 14)", v3)):
+    for label, e in ((f"RM {round_} SmolLM2", v4), ("RM v3 SmolLM2 (issue 14; LaTeX: a seed-0 rebuild)", v3)):
         n = len(e["seeds"])
         tr = e.get("train", {}).get("train_minutes")
         minutes = "-" if tr is None else f"{tr['mean']:.0f}"
@@ -116,7 +116,8 @@ def main() -> None:
         cols = [f"{100 * rules[s][j]['accuracy']:.1f}" if s in rules else "-" for s in SETS]
         worst = min(rules["latex_heldout"][j]["per_category"].values()) if "latex_heldout" in rules else None
         lines.append(f"| {j} | {' | '.join(cols)} | - | {'-' if worst is None else f'{100 * worst:.1f}'} | - |")
-    # issue 14's RM may have been scored on another version of the LaTeX suite than this round (it is evaluated once)
+    # issue 14's RM may have been scored on another version of the LaTeX suite than this round (it is evaluated once);
+    # the evaluations record the suite's path, not its digest, so only a different row count shows it
     n_v3 = {r["n"] for r in v3_evals.get("latex_heldout", {}).values()}
     n_round = {r["n"] for r in load(R, "smollm2").get("latex_heldout", {}).values()}
     if n_v3 and n_round and n_v3 != n_round:

@@ -1,5 +1,6 @@
 """experiments/verifyrm/ambiguous_refs.py: which references the CAS misreads, and the audit's counts."""
 
+import json
 from pathlib import Path
 
 from tests.experiments import load_script
@@ -30,3 +31,14 @@ def test_the_audit_counts_cas_rows_labelled_correct_per_problem():
         "latex:cas (label 1)": 1,
         "latex_trap:partial (label 0)": 1,
     }
+
+
+def test_the_committed_audit_and_probe_rows_are_what_the_suite_holds():
+    root = Path(__file__).resolve().parents[2]
+    suite = ar.read_jsonl(ar.SUITE)
+    committed = json.loads((root / "experiments/verifyrm/results/v6/ambiguous_refs.json").read_text())
+    a = ar.audit(suite)
+    assert committed["experiments/verifyrm/v4/latex_heldout.jsonl"] == json.loads(json.dumps(a))
+    probe = ar.read_jsonl(root / "experiments/verifyrm/v6/ambiguous_refs.jsonl")
+    assert len(probe) == a["cas_rows_labelled_correct"] == 4
+    assert all(r["label"] == 0 and r["answer_type"].startswith("audit:") for r in probe)
