@@ -34,7 +34,12 @@ def _write_jsonl(path, rows):
     return path
 
 
-def test_train_rm_writes_model_and_metrics(tmp_path):
+def test_train_rm_writes_model_and_metrics(tmp_path, monkeypatch):
+    from transformers import Trainer
+
+    passes = []  # every validation pass: the scheduled ones, and none after training
+    evaluate = Trainer.evaluate
+    monkeypatch.setattr(Trainer, "evaluate", lambda self, *a, **k: passes.append(1) or evaluate(self, *a, **k))
     data = _write_jsonl(tmp_path / "rm.jsonl", _synthetic_rows())
     out = tmp_path / "rm"
     cfg = TrainRMConfig(
@@ -50,6 +55,10 @@ def test_train_rm_writes_model_and_metrics(tmp_path):
     assert report["class_balance"]["train"]["n"] + report["class_balance"]["val"]["n"] == 40
     assert report["class_balance"]["val"] == {"n": 8, "n_pos": 4, "pos_rate": 0.5}
     assert report["val_accuracy"] is not None and 0.0 <= report["val_accuracy"] <= 1.0
+    # the returned model is the best checkpoint, and its validation is the one logged for it (no second pass)
+    assert report["val_accuracy"] == report["best_val_accuracy"]
+    assert report["val_accuracy"] in [h["accuracy"] for h in report["eval_history"]]
+    assert len(passes) == len(report["eval_history"]) == 2
     assert json.loads((out / "train_metrics.json").read_text())["global_step"] == 2
     # the validation curve is in the metrics (the console shows only a bar): one entry per scheduled evaluation
     assert [h["step"] for h in report["eval_history"]] == [1, 2]

@@ -264,7 +264,11 @@ def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
         elapsed = next(c for c in trainer.callback_handler.callbacks if isinstance(c, ElapsedTime))
         rm.model = trainer.model  # best checkpoint (load_best_model_at_end)
         t_eval = time.time()
-        val_metrics = trainer.evaluate() if has_val else {}
+        # the best checkpoint's scheduled validation measured these weights already: a second pass over the
+        # validation rows (minutes on a CPU) only where the log lacks it
+        best = trainer.state.best_model_checkpoint
+        logged = [h for h in history if best and "eval_accuracy" in h and h.get("step") == checkpoint_step(best)]
+        val_metrics = logged[-1] if logged else trainer.evaluate() if has_val else {}
         final_eval_seconds = time.time() - t_eval
     except BaseException:
         print(f"[train-rm] stopped; continue with --resume_from_checkpoint last ({ckpt_dir})", flush=True)
@@ -295,7 +299,7 @@ def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
             if "eval_accuracy" in h
         ],
         "best_val_accuracy": trainer.state.best_metric,
-        "val_accuracy": val_metrics.get("eval_accuracy"),
+        "val_accuracy": val_metrics.get("eval_accuracy"),  # the returned (best) model's
         "val_loss": val_metrics.get("eval_loss"),
         "config": asdict(cfg),
     }
