@@ -782,7 +782,7 @@ def condition_runs_table(rows: dict) -> str:
     ]
 
     def q(key, r, form):
-        if key in r and r[key] is None:  # a Cooper run without its RM pairs log
+        if key == "rm_pairs_per_update_quarters" and key in r and r[key] is None:  # a Cooper run without that log
             return "not logged"
         a, b = r.get(key) or [None, None]
         return f"{fmt(a, form)} → {fmt(b, form)}"
