@@ -17,37 +17,27 @@ Writes experiments/verifyrm/results/v6/ambiguous_refs.json (counts and the probl
 
 from __future__ import annotations
 
-import re
 import sys
 from collections import Counter
 from pathlib import Path
 
 from cooper_rl.io import atomic_write_json, read_jsonl, write_jsonl
+from cooper_rl.rm.latex_forms import ambiguous_reference as kind  # what `rm-data` now skips by default
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "experiments/verifyrm/v4/latex_heldout.jsonl"
-THOUSANDS_LIKE = re.compile(r"^\s*-?\d{1,3}(,\d{3})+\s*$")  # a list or a number with thousands separators
-
-
-def kind(reference: str) -> str | None:
-    """'list_as_number' for a reference the CAS reads as one number although it may list several (`60,180`),
-    'first_part_only' for one with `;`-separated parts; None otherwise."""
-    if THOUSANDS_LIKE.match(reference):
-        return "list_as_number"
-    if ";" in reference:
-        return "first_part_only"
-    return None
 
 
 def audit(rows: list[dict]) -> dict:
-    """Problems with such references (keyed by the reference's text) and their rows per category (labels as built);
-    cas_rows_labelled_correct counts rows."""
+    """Problems with such references (keyed by source, problem_id and reference: two problems may share a reference) and their
+    rows per category (labels as built); cas_rows_labelled_correct counts rows."""
     problems, per_category = {}, Counter()
     for r in rows:
         k = kind(r["reference"])
         if k is None:
             continue
-        p = problems.setdefault(r["reference"], {"kind": k, "question": r["question"][-160:], "rows": {}})
+        key = f"{r.get('source', '')}:{r.get('problem_id', '')}:{r['reference']}"
+        p = problems.setdefault(key, {"kind": k, "question": r["question"][-160:], "rows": {}})
         p["rows"][r["answer_type"]] = r["label"]
         per_category[f"{r['answer_type']} (label {r['label']})"] += 1
     cas_correct = sum(1 for r in rows if r["answer_type"] == "latex:cas" and r["label"] == 1 and kind(r["reference"]))

@@ -29,6 +29,9 @@ D=experiments/verifyrm/data
 V3=experiments/verifyrm/v3             # issue 14's samples and evaluation sets (committed)
 ROUND=${ROUND:-4}
 SYNTH=()                               # generated problems (round 6)
+# rounds 4-6 were built with the forms of references the CAS misreads (`60,180` read as 60180; ambiguous_refs.py):
+# kept so that they rebuild byte-identical; the held-out suite too (built once, committed)
+AMBIGUOUS=keep
 case $ROUND in
   4) LATEX_FORMS=one_per_label TRAP_STYLE=cas ;;
   5) LATEX_FORMS=all TRAP_STYLE=mixed ;;
@@ -67,7 +70,7 @@ step "rm-data: v3's rows + college-math LaTeX rows (train split)"
 test -f $RUNS/train.jsonl || $C rm-data --solutions $SHARED/gsm8k/train.jsonl $D/svamp_rm_train.jsonl builtin:train:400 \
   --limit $N_TRAIN_GSM --samples $V3/samples_train_T0.6.jsonl $V3/samples_train_T1.0.jsonl \
   --exclude $SHARED/gsm8k/test.jsonl --latex_problems $SHARED/college_math/problems.jsonl "${SYNTH[@]}" --latex_split train \
-  --latex_forms $LATEX_FORMS --latex_trap_style $TRAP_STYLE --output $RUNS/train.jsonl --stats $V/train.stats.json --seed 0 --verify_timeout $CAS_TIMEOUT --quiet
+  --latex_forms $LATEX_FORMS --latex_trap_style $TRAP_STYLE --latex_ambiguous_refs $AMBIGUOUS --output $RUNS/train.jsonl --stats $V/train.stats.json --seed 0 --verify_timeout $CAS_TIMEOUT --quiet
 if [ -n "$BASE" ]; then  # committed: the lines after the base record's (rm-data only appends to it)
   tail -n +$(($(wc -l < $BASE) + 1)) $RUNS/train.cas_cache.jsonl > $V/train.cas_cache.added.jsonl
 else
@@ -75,7 +78,7 @@ else
 fi
 step "rm-data: held-out college-math problems, every latex category"
 test -f $V4/latex_heldout.jsonl || $C rm-data --solutions none --latex_problems $SHARED/college_math/problems.jsonl \
-  --latex_split heldout --mode suite --output $V4/latex_heldout.jsonl --seed 0 --verify_timeout $CAS_TIMEOUT --quiet
+  --latex_split heldout --mode suite --latex_ambiguous_refs keep --output $V4/latex_heldout.jsonl --seed 0 --verify_timeout $CAS_TIMEOUT --quiet
 [ -n "${DATA_ONLY:-}" ] && exit 0
 
 for S in $SEEDS; do

@@ -415,3 +415,41 @@ def test_a_problem_can_name_its_categories_and_a_bad_name_is_an_error_naming_the
         src.write_text(json.dumps({**probs[0], "categories": bad}) + "\n")
         with pytest.raises(DataError, match=f"latex.jsonl: row 1: field 'categories'.*{match}"):
             run_rm_data(cfg)
+
+
+def test_references_the_cas_misreads_are_named_and_plain_values_are_not():
+    from cooper_rl.rm.latex_forms import ambiguous_reference
+
+    assert ambiguous_reference("60,180") == "list_as_number" and ambiguous_reference("-125,343") == "list_as_number"
+    assert ambiguous_reference("1,234,567") == "list_as_number"  # a thousands number looks the same: skipped too
+    assert ambiguous_reference("324 ;(m-18)^{2}") == "first_part_only"
+    for plain in ("60180", "\\frac{3}{4}", "(1, \\pi)", "1,2", "12,3456", "x \\ge 2"):
+        assert ambiguous_reference(plain) is None, plain
+
+
+def test_problems_with_misread_references_are_skipped_unless_kept(tmp_path):
+    import json
+    from dataclasses import replace
+
+    from cooper_rl.rm.build import RMDataConfig, run_rm_data
+
+    probs = [
+        {"question": "How many stamps did each collect?", "answer": "$60,180$"},
+        {"question": "Complete the square.", "answer": "$324 ; (m-18)^{2}$"},
+        {"question": "Evaluate $\\frac{6}{8}$.", "answer": "$\\frac{3}{4}$"},
+    ]
+    src = tmp_path / "latex.jsonl"
+    src.write_text("".join(json.dumps(p) + "\n" for p in probs))
+    cfg = RMDataConfig(solutions=[], latex_problems=[str(src)], latex_split="all", output=str(tmp_path / "d.jsonl"))
+    stats = run_rm_data(cfg)
+    rows = [json.loads(x) for x in (tmp_path / "d.jsonl").read_text().splitlines()]
+    assert {r["reference"] for r in rows} == {"\\frac{3}{4}"}
+    assert stats["latex"]["problems_skipped"] == {
+        "ambiguous_reference:first_part_only": 1,
+        "ambiguous_reference:list_as_number": 1,
+    }
+    kept = run_rm_data(replace(cfg, latex_ambiguous_refs="keep", output=str(tmp_path / "k.jsonl")))
+    rows = [json.loads(x) for x in (tmp_path / "k.jsonl").read_text().splitlines()]
+    assert "60,180" in {r["reference"] for r in rows} and kept["latex"]["problems_skipped"] == {}
+    with pytest.raises(ValueError, match="latex_ambiguous_refs must be skip or keep"):
+        run_rm_data(replace(cfg, latex_ambiguous_refs="drop", output=str(tmp_path / "x.jsonl")))

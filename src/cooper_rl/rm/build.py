@@ -184,6 +184,15 @@ class RMDataConfig:
             "style nor a decimal marks the label in training data; rm/latex_forms.py)."
         },
     )
+    latex_ambiguous_refs: str = field(
+        default="skip",
+        metadata={
+            "help": "--latex_problems whose reference the CAS misreads: skip (left out and counted) or keep (their "
+            "forms made anyway, as issue 69's rounds 4-6 were built). A reference such as 60,180 may list two answers "
+            "but is read as the number 60180, and one with ;-separated parts as its first part, so forms derived from "
+            "that value would be labelled correct although they are not the answer."
+        },
+    )
     latex_split: str = field(
         default="auto",
         metadata={
@@ -564,6 +573,8 @@ def run_rm_data(cfg: RMDataConfig) -> dict:
         raise ValueError(f"latex_forms must be one_per_label or all, got {cfg.latex_forms!r}")
     if cfg.latex_trap_style not in ("cas", "mixed"):
         raise ValueError(f"latex_trap_style must be cas or mixed, got {cfg.latex_trap_style!r}")
+    if cfg.latex_ambiguous_refs not in ("skip", "keep"):
+        raise ValueError(f"latex_ambiguous_refs must be skip or keep, got {cfg.latex_ambiguous_refs!r}")
     if cfg.sample_labels not in ("agree", "lenient"):
         raise ValueError(f"sample_labels must be agree or lenient, got {cfg.sample_labels!r}")
     t0 = time.time()
@@ -590,6 +601,7 @@ def run_rm_data(cfg: RMDataConfig) -> dict:
             every_form=cfg.latex_forms == "all",
             retry_timeouts=cfg.cas_retry_timeouts,
             trap_style=cfg.latex_trap_style,
+            ambiguous=cfg.latex_ambiguous_refs,
         )
         gone = [r for r in latex if _norm(r["question"]) in excluded]  # --exclude holds for these rows too
         if gone:

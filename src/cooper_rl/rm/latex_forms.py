@@ -65,6 +65,20 @@ def clean_reference(answer: str) -> str | None:
     return a
 
 
+_THOUSANDS_LIKE = re.compile(r"^\s*-?\d{1,3}(,\d{3})+\s*$")  # a list, or a number with thousands separators
+
+
+def ambiguous_reference(ref: str) -> str | None:
+    """Why the CAS would misread reference `ref`, or None: 'list_as_number' (`60,180` may list two answers, 60 and
+    180, but is read as the number 60180) or 'first_part_only' (`a ; b` is read as a alone). Forms derived from such a
+    misread value would be labelled correct although they are not the answer."""
+    if _THOUSANDS_LIKE.match(ref):
+        return "list_as_number"
+    if ";" in ref:
+        return "first_part_only"
+    return None
+
+
 TIMED_OUT = "timeout"  # a cached CAS check that gave no verdict in time: the build's decision (the form is dropped)
 
 
@@ -606,6 +620,7 @@ def latex_rows(
     every_form: bool = False,
     retry_timeouts: bool = False,
     trap_style: str = "cas",
+    ambiguous: str = "skip",
 ) -> tuple[list[dict], Counter, Counter]:
     """`cooper rm-data` rows of the latex categories from problem files with LaTeX answers (question, answer): in
     mode train one correct and one wrong form per problem (every_form: every form that applies, as in suite), in
@@ -613,7 +628,9 @@ def latex_rows(
     CAS's and the rules' verdicts are recorded in cache_path (a killed run resumes; a rebuild from the record asks
     nothing, see cas_says; retry_timeouts: ask the recorded timeouts again). trap_style: "cas", or "mixed" (the traps
     of a random half of the problems written otherwise; module docstring; a row of a mixed build names its problem's
-    style in `trap_style`). A problem row may name the categories to make for it (field 'categories'; then in train
+    style in `trap_style`). ambiguous: "skip" leaves out problems whose reference the CAS would misread
+    (ambiguous_reference; counted as skipped), "keep" makes their forms anyway (rounds 4-6 of issue 69 were built
+    so). A problem row may name the categories to make for it (field 'categories'; then in train
     mode every one of them that applies). Also a Counter of forms not made by (category, reason) and of problems
     skipped by reason."""
     from cooper_rl.data import read_records
@@ -623,6 +640,8 @@ def latex_rows(
         raise ValueError(f"latex_split must be train, heldout or all, got {split!r}")
     if trap_style not in ("cas", "mixed"):
         raise ValueError(f"trap_style must be cas or mixed, got {trap_style!r}")
+    if ambiguous not in ("skip", "keep"):
+        raise ValueError(f"ambiguous must be skip or keep, got {ambiguous!r}")
     if cache_path.is_file():
         drop_cut_tail(cache_path)
     cache = _Record((r["key"], r["verdict"]) for _, r in iter_jsonl(cache_path)) if cache_path.is_file() else _Record()
@@ -638,6 +657,9 @@ def latex_rows(
             ref = clean_reference(str(raw["answer"]))
             if ref is None:
                 skipped["not_a_short_answer"] += 1
+                continue
+            if ambiguous == "skip" and ambiguous_reference(ref):
+                skipped[f"ambiguous_reference:{ambiguous_reference(ref)}"] += 1
                 continue
             rng = random.Random(f"{seed}:{path}:{i}")  # a problem's rows do not depend on the others
             kinds = CATEGORIES
