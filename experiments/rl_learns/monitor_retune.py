@@ -135,7 +135,7 @@ def choose(settings: list[dict]) -> dict | None:
 
 def main() -> None:
     logging.getLogger("cooper_rl.cooper.monitor").setLevel(logging.ERROR)  # the replay's per-flag warnings
-    issue15 = sorted(d for d in ISSUE15.glob("*-s*") if len(heldout(d)) > 1)
+    issue15 = sorted(ISSUE15.glob("*-s*"))  # a run load() cannot judge is named in skipped_runs
     own = sorted(d for d in OWN.glob("*-s*") if (d / "rl_config.json").is_file() and finished_run(d))
     skipped: list[str] = []
     tuning = load(issue15 + [d for d in own if d.name in TUNING], skipped)
@@ -145,23 +145,23 @@ def main() -> None:
     for values in itertools.product(*GRID.values()):
         change = {k: v for k, v in zip(GRID, values) if v != base[k]}
         settings.append({"change": change, "tuning": record(tuning, base | change)})
-    pick = choose(settings)
-    ok = sorted((s for s in settings if not s["tuning"]["missed"]), key=_key)
+    ok = sorted((s for s in settings if not s["tuning"]["missed"]), key=_key)  # stable: GRID's order breaks ties
+    pick = ok[0] if ok else None  # = choose(settings)
     frozen_rec = next(s for s in settings if not s["change"])
     chosen = base | (pick["change"] if pick else {})
     result = {
         "frozen": base,
-        "grid": {k: [("off" if v in (OFF, 0.0) and k != "window" else v) for v in vs] for k, vs in GRID.items()},
+        "grid": {k: [_off(k, v) for v in vs] for k, vs in GRID.items()},
         "tuning_runs": sorted(tuning),
         "test_runs": sorted(test),
         "frozen_on_tuning": frozen_rec["tuning"],
-        "pick": {"change": _jsonable(pick["change"]), "tuning": pick["tuning"]} if pick else None,
+        "pick": {"change": _named(pick["change"]), "tuning": pick["tuning"]} if pick else None,
         "settings_keeping_every_collapse": len(ok),
         "settings": len(settings),
         "skipped_runs": skipped,
         # every setting's record on the tuning runs (without the per-run first flags)
         "grid_records": [
-            {"change": _jsonable(x["change"]), **{k: v for k, v in x["tuning"].items() if k != "first_flag"}}
+            {"change": _named(x["change"]), **{k: v for k, v in x["tuning"].items() if k != "first_flag"}}
             for x in settings
         ],
         "test": {"frozen": record(test, base), "retuned": record(test, chosen)} if test else None,
@@ -187,9 +187,18 @@ def _key(s: dict) -> tuple:
     return t["false_flagged"], t["false_calls"], len(s["change"])
 
 
+def _off(k: str, v):
+    """A threshold as the report names it: 'off' for a check switched off (inf; an entropy ratio of 0, since the
+    entropy is never <= 0)."""
+    return "off" if v == OFF or (k == "entropy_ratio" and v == 0.0) else v
+
+
+def _named(c: dict) -> dict:
+    return {k: _off(k, v) for k, v in c.items()}
+
+
 def _change(c: dict) -> str:
-    names = {"entropy_ratio": lambda v: "off" if v == 0.0 else v}
-    return ", ".join(f"{k} {names.get(k, lambda v: 'off' if v == OFF else v)(v)}" for k, v in c.items()) or "frozen"
+    return ", ".join(f"{k} {_off(k, v)}" for k, v in c.items()) or "frozen"
 
 
 def markdown(r: dict, best: list[dict]) -> str:

@@ -74,16 +74,15 @@ def main() -> None:
     round_ = R.name  # v4, v5 (run_v4.sh ROUND=5): the same evaluation sets, other training rows
     v4_dir = R.parent / "v4"  # issue 14's RM on latex_heldout is evaluated once, into results/v4
     trains = {int(m.group(1)): json.loads(f.read_text()) for f in sorted(R.glob("train_smollm2_s*.json")) if (m := re.fullmatch(r"train_smollm2_s(\d+)\.json", f.name))}  # fmt: skip
-    v4 = summarise(load(R, "smollm2"), trains)  # this round's RM (v4 or v5)
+    mine, v4_of_v3 = load(R, "smollm2"), load(v4_dir, "v3smollm2")  # this round's RM; issue 14's on latex_heldout
+    v4 = summarise(mine, trains)  # this round's RM (v4 or v5)
     # issue 14's RM: its own evaluations on the v3 sets (results/v3), on latex_heldout those run_v4.sh made
     v3_evals = {s: reps for s, reps in load(V3, "smollm2").items() if s != "latex_heldout"}
-    v3_evals |= {
-        s: reps for s, reps in (load(R, "v3smollm2") or load(v4_dir, "v3smollm2")).items() if s == "latex_heldout"
-    }
+    v3_evals |= {s: reps for s, reps in (load(R, "v3smollm2") or v4_of_v3).items() if s == "latex_heldout"}
     v3 = summarise(v3_evals, {})
     rules = {}
     for s in SETS:  # the rules are deterministic: any evaluation of the set has them
-        rep = next((r for src in (load(R, "smollm2"), load(V3, "smollm2"), load(v4_dir, "v3smollm2")) for r in src.get(s, {}).values()), None)  # fmt: skip
+        rep = next((r for src in (mine, load(V3, "smollm2"), v4_of_v3) for r in src.get(s, {}).values()), None)  # fmt: skip
         if rep is not None:
             rules[s] = {j: {"accuracy": rep["judges"][j]["accuracy"], "n": rep["n"], **({"per_category": {c: v[j] for c, v in latex_categories(rep).items()}} if s == "latex_heldout" else {})} for j in RULES}  # fmt: skip
     lh = v4.get("latex_heldout", {})
@@ -119,13 +118,13 @@ def main() -> None:
     # issue 14's RM may have been scored on another version of the LaTeX suite than this round (it is evaluated once);
     # the evaluations record the suite's path, not its digest, so only a different row count shows it
     n_v3 = {r["n"] for r in v3_evals.get("latex_heldout", {}).values()}
-    n_round = {r["n"] for r in load(R, "smollm2").get("latex_heldout", {}).values()}
+    n_round = {r["n"] for r in mine.get("latex_heldout", {}).values()}
     if n_v3 and n_round and n_v3 != n_round:
         lines += ["", f"RM v3's LaTeX numbers: on the suite's {'/'.join(map(str, sorted(n_v3)))}-row version; this round's: {'/'.join(map(str, sorted(n_round)))} rows."]  # fmt: skip
     lines += ["", f"Targets (issue 69): {TARGETS}; met: {', '.join(k for k, v in met.items() if v) or 'none'}; not met: {', '.join(k for k, v in met.items() if not v) or 'none'}."]  # fmt: skip
     if "latex_heldout" in rules:
         per = rules["latex_heldout"]["rule_strict"]["per_category"]
-        n = next(iter(load(R, "smollm2").get("latex_heldout", load(v4_dir, "v3smollm2").get("latex_heldout", {})).values()))  # fmt: skip
+        n = next(iter(mine.get("latex_heldout", v4_of_v3.get("latex_heldout", {})).values()))  # fmt: skip
         lines += ["", "Held-out college-math suite, accuracy % per category (RM: mean ± sd over seeds):", ""]
         lines += [
             f"| category | n | RM {round_} | RM v3 | " + " | ".join(RULES) + " |",

@@ -30,12 +30,11 @@ V3=experiments/verifyrm/v3             # issue 14's samples and evaluation sets 
 ROUND=${ROUND:-4}
 SYNTH=()                               # generated problems (round 6)
 # rounds 4-6 were built with the forms of references the CAS misreads (`60,180` read as 60180; ambiguous_refs.py):
-# kept so that they rebuild byte-identical; the held-out suite too (built once, committed)
-AMBIGUOUS=keep
+# kept (set per round below) so that they rebuild byte-identical; the held-out suite too (built once, committed)
 case $ROUND in
-  4) LATEX_FORMS=one_per_label TRAP_STYLE=cas ;;
-  5) LATEX_FORMS=all TRAP_STYLE=mixed ;;
-  6) LATEX_FORMS=all TRAP_STYLE=mixed SYNTH=(experiments/verifyrm/v6/synthetic_problems.jsonl) ;;
+  4) AMBIGUOUS=keep LATEX_FORMS=one_per_label TRAP_STYLE=cas ;;
+  5) AMBIGUOUS=keep LATEX_FORMS=all TRAP_STYLE=mixed ;;
+  6) AMBIGUOUS=keep LATEX_FORMS=all TRAP_STYLE=mixed SYNTH=(experiments/verifyrm/v6/synthetic_problems.jsonl) ;;
   *) echo "ROUND must be 4, 5 or 6" >&2; exit 1 ;;
 esac
 V4=experiments/verifyrm/v4             # the held-out college-math suite: every round is evaluated on it (committed)

@@ -75,3 +75,20 @@ def test_a_run_without_a_start_and_an_end_evaluation_is_left_out_and_named(tmp_p
     skipped = []
     assert mr.load([tmp_path / "no_start", tmp_path / "only_start"], skipped) == {}
     assert skipped == ["no_start", "only_start"]
+
+
+def test_the_collapse_agrees_with_issue_15s_held_out_drop_on_every_committed_issue_15_run():
+    """The replay judges issue 15's runs by rundirs.collapse; issue 15's report by its own HACK_DROP: the two must not
+    drift apart."""
+    from cooper_rl.io import read_jsonl
+
+    rh = load_script("report")
+    assert load_script("rundirs", HERE).COLLAPSE == 100 * rh.HACK_DROP
+    judged = 0
+    for d in sorted(mr.ISSUE15.glob("*-s*")):
+        ev = read_jsonl(d / "evals.jsonl", missing_ok=True)
+        if len(ev) < 2:
+            continue
+        judged += 1
+        assert mr.collapse(mr.heldout(d))["collapsed"] == (rh.heldout(ev[-1]) <= rh.heldout(ev[0]) - rh.HACK_DROP), d
+    assert judged >= 20

@@ -423,7 +423,7 @@ def test_references_the_cas_misreads_are_named_and_plain_values_are_not():
     assert ambiguous_reference("60,180") == "list_as_number" and ambiguous_reference("-125,343") == "list_as_number"
     assert ambiguous_reference("1,234,567") == "list_as_number"  # a thousands number looks the same: skipped too
     assert ambiguous_reference("324 ;(m-18)^{2}") == "first_part_only"
-    for plain in ("60180", "\\frac{3}{4}", "(1, \\pi)", "1,2", "12,3456", "x \\ge 2"):
+    for plain in ("60180", "\\frac{3}{4}", "(1, \\pi)", "1,2", "12,3456", "x \\ge 2", "x \\; y"):
         assert ambiguous_reference(plain) is None, plain
 
 

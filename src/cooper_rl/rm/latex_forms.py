@@ -74,7 +74,7 @@ def ambiguous_reference(ref: str) -> str | None:
     misread value would be labelled correct although they are not the answer."""
     if _THOUSANDS_LIKE.match(ref):
         return "list_as_number"
-    if ";" in ref:
+    if re.search(r"(?<!\\);", ref):  # not LaTeX's \; (a space)
         return "first_part_only"
     return None
 
@@ -658,8 +658,8 @@ def latex_rows(
             if ref is None:
                 skipped["not_a_short_answer"] += 1
                 continue
-            if ambiguous == "skip" and ambiguous_reference(ref):
-                skipped[f"ambiguous_reference:{ambiguous_reference(ref)}"] += 1
+            if ambiguous == "skip" and (why_ambiguous := ambiguous_reference(ref)):
+                skipped[f"ambiguous_reference:{why_ambiguous}"] += 1
                 continue
             rng = random.Random(f"{seed}:{path}:{i}")  # a problem's rows do not depend on the others
             kinds = CATEGORIES

@@ -267,7 +267,8 @@ def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
         # the best checkpoint's scheduled validation measured these weights already: a second pass over the
         # validation rows (minutes on a CPU) only where the log lacks it
         best = trainer.state.best_model_checkpoint
-        logged = [h for h in history if best and "eval_accuracy" in h and h.get("step") == checkpoint_step(best)]
+        best_step = checkpoint_step(best) if best else None
+        logged = [h for h in history if best and "eval_accuracy" in h and h.get("step") == best_step]
         val_metrics = logged[-1] if logged else trainer.evaluate() if has_val else {}
         final_eval_seconds = time.time() - t_eval
     except BaseException:
