@@ -115,12 +115,20 @@ def main() -> None:
         cols = [f"{100 * rules[s][j]['accuracy']:.1f}" if s in rules else "-" for s in SETS]
         worst = min(rules["latex_heldout"][j]["per_category"].values()) if "latex_heldout" in rules else None
         lines.append(f"| {j} | {' | '.join(cols)} | - | {'-' if worst is None else f'{100 * worst:.1f}'} | - |")
-    # issue 14's RM may have been scored on another version of the LaTeX suite than this round (it is evaluated once);
-    # the evaluations record the suite's path, not its digest, so only a different row count shows it
-    n_v3 = {r["n"] for r in v3_evals.get("latex_heldout", {}).values()}
-    n_round = {r["n"] for r in mine.get("latex_heldout", {}).values()}
-    if n_v3 and n_round and n_v3 != n_round:
-        lines += ["", f"RM v3's LaTeX numbers: on the suite's {'/'.join(map(str, sorted(n_v3)))}-row version; this round's: {'/'.join(map(str, sorted(n_round)))} rows."]  # fmt: skip
+    # issue 14's RM may have been scored on another version of the LaTeX suite than this round (it is evaluated once):
+    # told by the file's sha256 where both evaluations record it (eval-rm does since 2026-12-05), else by row count
+    theirs, ours = (list(e.get("latex_heldout", {}).values()) for e in (v3_evals, mine))
+    if theirs and ours:
+        key = "data_sha256" if all("data_sha256" in r for r in theirs + ours) else "n"
+        a, b = ({str(r[key])[:8] for r in reps} for reps in (theirs, ours))
+        if a != b:
+            what = (
+                (lambda v: f"sha256 {'/'.join(sorted(v))}") if key != "n" else (lambda v: f"{'/'.join(sorted(v))} rows")
+            )
+            lines += [
+                "",
+                f"RM v3's LaTeX numbers: on another version of the suite ({what(a)}; this round's: {what(b)}).",
+            ]
     lines += ["", f"Targets (issue 69): {TARGETS}; met: {', '.join(k for k, v in met.items() if v) or 'none'}; not met: {', '.join(k for k, v in met.items() if not v) or 'none'}."]  # fmt: skip
     if "latex_heldout" in rules:
         per = rules["latex_heldout"]["rule_strict"]["per_category"]

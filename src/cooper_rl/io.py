@@ -173,14 +173,17 @@ def drop_cut_tail(path: str | os.PathLike) -> bool:
     return cut
 
 
+def file_sha256(path: str | os.PathLike) -> str:
+    """sha256 of a file's bytes (a data file's or a model's identity)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def weights_sha256(model_dir: str | os.PathLike | None) -> str | None:
     """sha256 of a model directory's model.safetensors (a model's identity); None for a registry name, a hub id or
     a directory without that file."""
     f = Path(model_dir) / "model.safetensors" if model_dir else None
-    if f is None or not f.is_file():
-        return None
-    h = hashlib.sha256()
-    with open(f, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 22), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    return file_sha256(f) if f is not None and f.is_file() else None

@@ -1,3 +1,4 @@
+import hashlib
 import json
 
 import pytest
@@ -58,6 +59,7 @@ def test_run_eval_rm_on_verifybench_format(tmp_path):
     report = run_eval_rm(cfg)
     assert json.loads(out.read_text()) == json.loads(json.dumps(report))
     assert report["n"] == 5 and report["rm_trained"] is False
+    assert report["data_sha256"] == hashlib.sha256(data.read_bytes()).hexdigest()  # which version of the file
     assert set(report["judges"]) == {"rm", "rule_strict", "rule_lenient", "math_verify"}
     # TRL's accuracy_reward reads LaTeX only: "The result is 5" gets 0; \boxed{0.5} equals 1/2
     assert report["judges"]["math_verify"]["accuracy"] == pytest.approx(4 / 5)

@@ -14,7 +14,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from cooper_rl.io import atomic_write_json
+from cooper_rl.io import atomic_write_json, file_sha256
 from cooper_rl.rm.data import load_rm_rows
 
 
@@ -201,6 +201,7 @@ def run_eval_rm(cfg: EvalRMConfig) -> dict:
     thresholds = {"rm": cfg.threshold, "rule_strict": 0.5, "rule_lenient": 0.5, "math_verify": 0.5}
     report = {
         "data": cfg.data,
+        "data_sha256": file_sha256(cfg.data),  # which version of the file (a suite may be rebuilt under its name)
         "rm": cfg.rm,
         "rm_trained": bool(rm.meta),
         "template_version": TEMPLATE_VERSION,

@@ -14,7 +14,6 @@ with --resume_from_checkpoint last; SIGTERM or SIGUSR1 first checkpoints the ste
 
 from __future__ import annotations
 
-import hashlib
 import random
 import shutil
 import time
@@ -24,7 +23,7 @@ from pathlib import Path
 import torch
 
 from cooper_rl.cooper.reward_model import VerifyRM
-from cooper_rl.io import atomic_write_json
+from cooper_rl.io import atomic_write_json, file_sha256
 from cooper_rl.models import bf16_flag
 from cooper_rl.rm.data import load_rm_rows
 
@@ -91,15 +90,6 @@ class TrainRMConfig:
 
     def __post_init__(self):
         self.bf16_autocast = bf16_flag(self.bf16_autocast)  # "auto" -> what this machine runs natively
-
-
-def file_digest(path: str) -> str:
-    """sha256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def split_by_question(rows: list[dict], val_fraction: float, seed: int) -> tuple[list[dict], list[dict]]:
@@ -277,7 +267,7 @@ def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
     report = {
         "data": cfg.data,
         "data_rows": len(rows),
-        "data_sha256": file_digest(cfg.data),
+        "data_sha256": file_sha256(cfg.data),
         "resumed_from": resume,
         "new_head_parameters": sorted(head),
         "backbone": cfg.backbone,
