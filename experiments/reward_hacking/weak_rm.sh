@@ -33,7 +33,7 @@ fi
 # the record of the RM the finished runs used is kept: a rebuild's record goes beside it (*_rebuilt.json)
 rec=$R/train_weak_s0.json
 # (compared without the timings: a bit-identical rebuild on a slower machine is the same RM)
-same() { .venv/bin/python -c 'import json, sys; f = lambda p: {k: v for k, v in json.load(open(p)).items() if not k.endswith("_seconds")}; sys.exit(f(sys.argv[1]) != f(sys.argv[2]))' "$@"; }
+same() { .venv/bin/python -c 'import json, sys; f = lambda p: {k: v for k, v in json.load(open(p)).items() if "_seconds" not in k}; sys.exit(f(sys.argv[1]) != f(sys.argv[2]))' "$@"; }
 if [ ! -f $rec ]; then cp $OUT/train_metrics.json $rec; elif ! same $OUT/train_metrics.json $rec; then cp $OUT/train_metrics.json ${rec%.json}_rebuilt.json; fi
 for E in heldout robustness; do
   if [ ! -f $R/eval_${E}_weak_s0.json ]; then
