@@ -18,6 +18,20 @@ from cooper_rl.rm.latex_forms import (
 )
 
 
+def build_latex(tmp_path, probs: list[dict], name: str = "d", **kw) -> tuple:
+    """`cooper rm-data` on LaTeX problems only (every split): (stats, rows, its config) for problem rows `probs`."""
+    import json
+
+    from cooper_rl.rm.build import RMDataConfig, run_rm_data
+
+    src = tmp_path / "latex.jsonl"
+    src.write_text("".join(json.dumps(p) + "\n" for p in probs))
+    out = tmp_path / f"{name}.jsonl"
+    cfg = RMDataConfig(solutions=[], latex_problems=[str(src)], latex_split="all", output=str(out), **kw)
+    stats = run_rm_data(cfg)
+    return stats, [json.loads(x) for x in out.read_text().splitlines()], cfg
+
+
 def test_references_that_are_answers_are_kept_prose_is_not():
     assert clean_reference("$\\frac{48 i-56}{85}$") == "\\frac{48 i-56}{85}"
     assert clean_reference("-15") == "-15"
@@ -120,7 +134,7 @@ def test_rm_data_builds_latex_rows_resumably_with_the_rules_view(tmp_path, monke
     import json
     from dataclasses import replace
 
-    from cooper_rl.rm.build import RMDataConfig, run_rm_data
+    from cooper_rl.rm.build import run_rm_data
     from cooper_rl.rm.latex_forms import latex_split_of
 
     probs = [
@@ -129,11 +143,7 @@ def test_rm_data_builds_latex_rows_resumably_with_the_rules_view(tmp_path, monke
         {"question": "Where is $f$ positive?", "answer": "$(0,125) \\cup(125, \\infty)$"},
         {"question": "Explain.", "answer": "The last column must not be a pivot column."},
     ]
-    src = tmp_path / "latex.jsonl"
-    src.write_text("".join(json.dumps(p) + "\n" for p in probs))
-    cfg = RMDataConfig(solutions=[], latex_problems=[str(src)], latex_split="all", output=str(tmp_path / "d.jsonl"))
-    stats = run_rm_data(cfg)
-    rows = [json.loads(x) for x in (tmp_path / "d.jsonl").read_text().splitlines()]
+    stats, rows, cfg = build_latex(tmp_path, probs)
     assert sum(r["label"] for r in rows) == 3 and len(rows) == 6  # train mode: one correct, one wrong per answer
     assert stats["latex"]["problems_skipped"] == {"not_a_short_answer": 1}
     for r in rows:
@@ -428,28 +438,18 @@ def test_references_the_cas_misreads_are_named_and_plain_values_are_not():
 
 
 def test_problems_with_misread_references_are_skipped_unless_kept(tmp_path):
-    import json
-    from dataclasses import replace
-
-    from cooper_rl.rm.build import RMDataConfig, run_rm_data
-
     probs = [
         {"question": "How many stamps did each collect?", "answer": "$60,180$"},
         {"question": "Complete the square.", "answer": "$324 ; (m-18)^{2}$"},
         {"question": "Evaluate $\\frac{6}{8}$.", "answer": "$\\frac{3}{4}$"},
     ]
-    src = tmp_path / "latex.jsonl"
-    src.write_text("".join(json.dumps(p) + "\n" for p in probs))
-    cfg = RMDataConfig(solutions=[], latex_problems=[str(src)], latex_split="all", output=str(tmp_path / "d.jsonl"))
-    stats = run_rm_data(cfg)
-    rows = [json.loads(x) for x in (tmp_path / "d.jsonl").read_text().splitlines()]
+    stats, rows, _ = build_latex(tmp_path, probs)
     assert {r["reference"] for r in rows} == {"\\frac{3}{4}"}
     assert stats["latex"]["problems_skipped"] == {
         "ambiguous_reference:first_part_only": 1,
         "ambiguous_reference:list_as_number": 1,
     }
-    kept = run_rm_data(replace(cfg, latex_ambiguous_refs="keep", output=str(tmp_path / "k.jsonl")))
-    rows = [json.loads(x) for x in (tmp_path / "k.jsonl").read_text().splitlines()]
+    kept, rows, _ = build_latex(tmp_path, probs, "k", latex_ambiguous_refs="keep")
     assert "60,180" in {r["reference"] for r in rows} and kept["latex"]["problems_skipped"] == {}
     with pytest.raises(ValueError, match="latex_ambiguous_refs must be skip or keep"):
-        run_rm_data(replace(cfg, latex_ambiguous_refs="drop", output=str(tmp_path / "x.jsonl")))
+        build_latex(tmp_path, probs, "x", latex_ambiguous_refs="drop")
