@@ -145,8 +145,8 @@ def main() -> None:
     for values in itertools.product(*GRID.values()):
         change = {k: v for k, v in zip(GRID, values) if v != base[k]}
         settings.append({"change": change, "tuning": record(tuning, base | change)})
-    ok = sorted((s for s in settings if not s["tuning"]["missed"]), key=_key)  # stable: GRID's order breaks ties
-    pick = ok[0] if ok else None  # = choose(settings)
+    pick = choose(settings)
+    ok = sorted((s for s in settings if not s["tuning"]["missed"]), key=_key)  # the report's best few
     frozen_rec = next(s for s in settings if not s["change"])
     chosen = base | (pick["change"] if pick else {})
     result = {

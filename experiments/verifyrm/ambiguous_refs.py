@@ -45,7 +45,7 @@ def audit(rows: list[dict]) -> dict:
         k = kind(r["reference"])
         if k is None:
             continue
-        key = f"{r.get('source', '')}:{r.get('problem_id', '')}:{r['reference']}"
+        key = f"{Path(r.get('source', '')).name}:{r.get('problem_id', '')}:{r['reference']}"  # not the machine's path
         p = problems.setdefault(key, {"kind": k, "question": r["question"][-160:], "rows": {}})
         p["rows"][r["answer_type"]] = r["label"]
         per_category[f"{r['answer_type']} (label {r['label']})"] += 1
@@ -61,7 +61,7 @@ def audit(rows: list[dict]) -> dict:
 
 
 def main() -> None:
-    paths = [Path(p) for p in sys.argv[1:]] or [SUITE]
+    paths = [Path(p).resolve() for p in sys.argv[1:]] or [SUITE]  # one key per file, wherever it is run from
     record = ROOT / "experiments/verifyrm/results/v6/ambiguous_refs.json"
     out = json.loads(record.read_text()) if record.is_file() else {}  # the other files' audits are kept
     for path in paths:

@@ -123,7 +123,9 @@ def main() -> None:
         a, b = ({str(r[key])[:8] for r in reps} for reps in (theirs, ours))
         if a != b:
             what = (
-                (lambda v: f"sha256 {'/'.join(sorted(v))}") if key != "n" else (lambda v: f"{'/'.join(sorted(v))} rows")
+                (lambda v: f"sha256 {'/'.join(sorted(v))}")
+                if key != "n"
+                else (lambda v: f"{'/'.join(sorted(v, key=int))} rows")
             )
             lines += [
                 "",
