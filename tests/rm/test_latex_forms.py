@@ -433,14 +433,54 @@ def test_references_the_cas_misreads_are_named_and_plain_values_are_not():
     assert ambiguous_reference("60,180") == "list_as_number" and ambiguous_reference("-125,343") == "list_as_number"
     assert ambiguous_reference("1,234,567") == "list_as_number"  # a thousands number looks the same: skipped too
     assert ambiguous_reference("324 ;(m-18)^{2}") == "first_part_only"
-    for plain in ("60180", "\\frac{3}{4}", "(1, \\pi)", "1,2", "12,3456", "x \\ge 2", "x \\; y"):
+    for plain in ("60180", "\\frac{3}{4}", "(1, \\pi)", "1,2", "12,3456", "x \\ge 2", "x \\; y", "(1,100)"):
         assert ambiguous_reference(plain) is None, plain
+    assert ambiguous_reference("367,500 \\pi") == "list_as_number"  # read as the set {367, 500 pi}
+
+
+def test_the_cas_reading_of_a_reference_must_keep_every_part():
+    from cooper_rl.rm.latex_forms import misread_reference, parse_value
+
+    def why(ref, cache=None):
+        return misread_reference(ref, parse_value(ref), 10, cache)
+
+    assert why("13 \\mathrm{n}, 5 \\mathrm{~d}") == "part_lost"  # read as 13
+    assert why("x=0, \\frac{5 \\pm \\sqrt{61}}{18}") == "part_lost"  # read as 0
+    assert why("d=5, M=\\left(-1, \\frac{7}{2}\\right)") == "relation_as_number"  # a tuple's too: read as 5
+    assert why("1,1,2,3") == "repeat_merged"  # read as the set {1, 2, 3}
+    assert why("-2 \\leqslant n \\leqslant 4:[-2,4]") == "relation_as_number"  # read as 4
+    assert why("x \\neq \\pm 5") == "relation_as_number"  # read as 5
+    assert why("60,180") == "list_as_number"  # the shape kinds come first
+    plain = (
+        "x=-1,3",
+        "\\pm 1, \\pm 7",
+        "0, \\pm 1,-2",
+        "(1, \\pi)",
+        "\\frac{3}{4}",
+        "x \\ge 2",
+        "[0, 1)",
+        "2 \\sqrt{3}",
+    )
+    plain += (
+        "x=1, x=2",
+        "\\bar{x}=0, \\bar{y}=8 / 5",
+        "P(A \\mid B)=\\frac{1}{2}",
+    )  # equations are read by their values
+    for ref in plain:
+        assert why(ref) is None, ref
+    assert misread_reference("no reading", None, 10) is None  # nothing is made from an unread reference
+    cache = {}
+    assert why("1,1,2,3", cache) == "repeat_merged" and why("x=-1,3", cache) is None
+    assert cache == {'["misread", "1,1,2,3"]': "repeat_merged", '["misread", "x=-1,3"]': False}
+    cache['["misread", "x=-1,3"]'] = "part_lost"  # a rebuild takes the record's outcome, asking nothing
+    assert why("x=-1,3", cache) == "part_lost"
 
 
 def test_problems_with_misread_references_are_skipped_unless_kept(tmp_path):
     probs = [
         {"question": "How many stamps did each collect?", "answer": "$60,180$"},
         {"question": "Complete the square.", "answer": "$324 ; (m-18)^{2}$"},
+        {"question": "Find the eigenvalues.", "answer": "$1,1,2,3$"},
         {"question": "Evaluate $\\frac{6}{8}$.", "answer": "$\\frac{3}{4}$"},
     ]
     stats, rows, _ = build_latex(tmp_path, probs)
@@ -448,6 +488,7 @@ def test_problems_with_misread_references_are_skipped_unless_kept(tmp_path):
     assert stats["latex"]["problems_skipped"] == {
         "ambiguous_reference:first_part_only": 1,
         "ambiguous_reference:list_as_number": 1,
+        "ambiguous_reference:repeat_merged": 1,
     }
     kept, rows, _ = build_latex(tmp_path, probs, "k", latex_ambiguous_refs="keep")
     assert "60,180" in {r["reference"] for r in rows} and kept["latex"]["problems_skipped"] == {}

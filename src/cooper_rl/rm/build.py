@@ -189,9 +189,11 @@ class RMDataConfig:
         metadata={
             "help": "--latex_problems whose reference the CAS misreads: skip (left out and counted) or keep (their "
             "forms made anyway, as issue 69's rounds 4-6 were built). A reference such as 60,180 may list two answers "
-            "but is read as the number 60180, and one with ;-separated parts as its first part, so forms derived from "
-            "that value would be labelled correct although they are not the answer. skip also leaves out a bare "
-            "integer written with thousands separators (1,234): it cannot be told from a list without the question."
+            "but is read as the number 60180, one with ;-separated parts as its first part, one whose comma-separated "
+            "parts the CAS's reading lacks (13 n, 5 d read as 13; 1,1,2,3 as the set {1, 2, 3}) or an inequality or "
+            "interval read as one number (-2 <= n <= 4: [-2,4] as 4), so forms derived from that value would be "
+            "labelled correct although they are not the answer. skip also leaves out a number written with thousands "
+            "separators (1,234): it cannot be told from a list without the question."
         },
     )
     latex_split: str = field(

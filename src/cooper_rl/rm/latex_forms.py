@@ -65,18 +65,72 @@ def clean_reference(answer: str) -> str | None:
     return a
 
 
-_THOUSANDS_LIKE = re.compile(r"^\s*-?\d{1,3}(,\d{3})+\s*$")  # a list, or a number with thousands separators
+_THOUSANDS_LIKE = re.compile(r"(?<![\d.])\d{1,3}(,\d{3})+(?![\d.])")  # a list, or thousands separators
+_RELATION = re.compile(r"[<>]|\\(le|ge|leq|geq|leqslant|geqslant|neq|ne)(?![A-Za-z])")  # not \\mid: P(A \\mid B)
+_PAIR = re.compile(r"[(\[][^()\[\]]*,[^()\[\]]*[)\]]")  # an interval or a tuple: (a, b), [a, b)
 
 
 def ambiguous_reference(ref: str) -> str | None:
-    """Why the CAS would misread reference `ref`, or None: 'list_as_number' (`60,180` may list two answers, 60 and
-    180, but is read as the number 60180) or 'first_part_only' (`a ; b` is read as a alone). Forms derived from such a
-    misread value would be labelled correct although they are not the answer."""
-    if _THOUSANDS_LIKE.match(ref):
+    """Why the CAS would misread reference `ref` by its shape alone, or None: 'list_as_number' (`60,180` or `367,500
+    \\pi` may list two answers, 60 and 180, but is read as the number 60180) or 'first_part_only' (`a ; b` is read as a
+    alone). Forms derived from such a misread value would be labelled correct although they are not the answer."""
+    outside = {i for i, _ in top_level(ref)}
+    depth0 = "".join(ch if i in outside else " " for i, ch in enumerate(ref))  # bracketed text blanked
+    if _THOUSANDS_LIKE.search(depth0):
         return "list_as_number"
     if re.search(r"(?<!\\);", ref):  # not LaTeX's \; (a space)
         return "first_part_only"
     return None
+
+
+def _elements(value) -> list:
+    """The values an answer's reading lists: a set's elements (each equation's right side: `x=1, x=2` lists 1 and 2),
+    an equation's right side's, else the value itself."""
+    import sympy
+
+    def rhs(v):
+        return v.rhs if isinstance(v, sympy.Eq) else v
+
+    value = rhs(value)
+    return [rhs(v) for v in value.args] if isinstance(value, sympy.FiniteSet) else [value]
+
+
+def misread_reference(ref: str, value, timeout: float, cache: dict | None = None) -> str | None:
+    """Why the CAS's reading `value` (parse_value) of reference `ref` is not the reference, or None: the shape kinds of
+    ambiguous_reference, or, asking the CAS, 'relation_as_number' (an inequality, a set-builder, an interval or a tuple
+    read as one number: `-2 \\le n \\le 4:[-2,4]` as 4, `x \\neq \\pm 5` as 5, `d=5, M=(-1, 3)` as 5), 'part_lost'
+    (a reference of several comma-separated parts whose reading lacks one of them, each read alone: `13 \\mathrm{n},
+    5 \\mathrm{~d}` as 13, `x=0, \\frac{5 \\pm \\sqrt{61}}{18}` as 0), 'repeat_merged' (`1,1,2,3` read as the set
+    {1, 2, 3}) or 'timeout' (a part gave no reading in time: left out too). `cache` (as in cas_says) records the
+    outcome, so a rebuild asks nothing."""
+    import sympy
+
+    if why := ambiguous_reference(ref):
+        return why
+    if value is None:
+        return None  # nothing is made from an unread reference
+    key = json.dumps(["misread", ref])
+    if cache is not None and key in cache:
+        return cache[key] or None
+    why = None
+    if isinstance(value, sympy.Expr) and value.is_number and (_RELATION.search(ref) or _PAIR.search(ref)):
+        why = "relation_as_number"
+    elif len(items := top_level_items(ref)) > 1:
+        whole, parts = _elements(value), []
+        for item in items:
+            part = _read(item, timeout)
+            if part == TIMED_OUT:
+                why = "timeout"
+                break
+            if part is None or any(e not in whole for e in _elements(part)):
+                why = "part_lost"
+                break
+            parts += _elements(part)
+        if why is None and len(parts) > len(whole):
+            why = "repeat_merged"
+    if cache is not None:
+        cache[key] = why or False
+    return why
 
 
 TIMED_OUT = "timeout"  # a cached CAS check that gave no verdict in time: the build's decision (the form is dropped)
@@ -628,8 +682,8 @@ def latex_rows(
     CAS's and the rules' verdicts are recorded in cache_path (a killed run resumes; a rebuild from the record asks
     nothing, see cas_says; retry_timeouts: ask the recorded timeouts again). trap_style: "cas", or "mixed" (the traps
     of a random half of the problems written otherwise; module docstring; a row of a mixed build names its problem's
-    style in `trap_style`). ambiguous: "skip" leaves out problems whose reference the CAS would misread
-    (ambiguous_reference; counted as skipped), "keep" makes their forms anyway (rounds 4-6 of issue 69 were built
+    style in `trap_style`). ambiguous: "skip" leaves out problems whose reference the CAS misreads
+    (misread_reference; counted as skipped), "keep" makes their forms anyway (rounds 4-6 of issue 69 were built
     so). A problem row may name the categories to make for it (field 'categories'; then in train
     mode every one of them that applies). Also a Counter of forms not made by (category, reason) and of problems
     skipped by reason."""
@@ -658,9 +712,14 @@ def latex_rows(
             if ref is None:
                 skipped["not_a_short_answer"] += 1
                 continue
-            if ambiguous == "skip" and (why_ambiguous := ambiguous_reference(ref)):
-                skipped[f"ambiguous_reference:{why_ambiguous}"] += 1
-                continue
+            if ambiguous == "skip":  # (the CAS's reading is recorded in the cache; make_forms reads it again)
+                value = None if ambiguous_reference(ref) else reference_value(ref, timeout, cache, retry_timeouts)
+                if why_ambiguous := misread_reference(ref, value, timeout, cache):
+                    skipped[f"ambiguous_reference:{why_ambiguous}"] += 1
+                    if cache.written:
+                        append_jsonl(cache_path, [{"key": k, "verdict": v} for k, v in cache.written])
+                        cache.written.clear()
+                    continue
             rng = random.Random(f"{seed}:{path}:{i}")  # a problem's rows do not depend on the others
             kinds = CATEGORIES
             one = mode == "train" and not every_form
