@@ -93,7 +93,8 @@ for S in $SEEDS; do
   for E in heldout robustness latex_heldout; do
     data=$V3/$E.jsonl; [ $E = latex_heldout ] && data=$V4/$E.jsonl
     test -f $R/eval_${E}_smollm2_s$S.json || { step "eval-rm seed $S on $E";
-      $C eval-rm --rm $out --data $data --output $R/eval_${E}_smollm2_s$S.json > $R/eval_${E}_smollm2_s$S.log; }
+      $C eval-rm --rm $out --data $data --output $R/eval_${E}_smollm2_s$S.json \
+        --scores $R/scores_${E}_smollm2_s$S.jsonl.gz > $R/eval_${E}_smollm2_s$S.log; }  # (per row: for later audits)
   done
 done
 # issue 14's RM on the new held-out suite, beside (its v3 evaluations are in results/v3; this one in results/v4 for

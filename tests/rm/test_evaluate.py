@@ -3,6 +3,7 @@ import json
 
 import pytest
 
+from cooper_rl.io import iter_jsonl
 from cooper_rl.rm.evaluate import EvalRMConfig, binary_metrics, run_eval_rm
 
 
@@ -55,8 +56,15 @@ def test_run_eval_rm_on_verifybench_format(tmp_path):
     )
     out = tmp_path / "res" / "eval_rm.json"
     plot = tmp_path / "res" / "reliability.png"
-    cfg = EvalRMConfig(rm="minilm-l6", data=str(data), output=str(out), batch_size=2, device="cpu", plot=str(plot))
+    scores = tmp_path / "res" / "scores.jsonl.gz"
+    cfg = EvalRMConfig(
+        rm="minilm-l6", data=str(data), output=str(out), batch_size=2, device="cpu", plot=str(plot), scores=str(scores)
+    )
     report = run_eval_rm(cfg)
+    per_row = [r for _, r in iter_jsonl(scores)]  # every row's scores: the report's metrics follow from them
+    assert [r["row"] for r in per_row] == list(range(5)) and [r["label"] for r in per_row] == [1, 0, 1, 1, 0]
+    for judge, m in report["judges"].items():  # (every threshold here is 0.5)
+        assert sum(int(r[judge] >= 0.5) == r["label"] for r in per_row) / 5 == pytest.approx(m["accuracy"]), judge
     assert json.loads(out.read_text()) == json.loads(json.dumps(report))
     assert report["n"] == 5 and report["rm_trained"] is False
     assert report["data_sha256"] == hashlib.sha256(data.read_bytes()).hexdigest()  # which version of the file

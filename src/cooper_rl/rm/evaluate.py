@@ -45,6 +45,14 @@ class EvalRMConfig:
     examples_per_type: int = field(
         default=3, metadata={"help": "RM errors kept per answer type in the report (to read what it gets wrong)."}
     )
+    scores: str | None = field(
+        default=None,
+        metadata={
+            "help": "Where to write every row's scores (.jsonl, .jsonl.gz compressed), if anywhere: its row number "
+            "in --data, answer_type, label, the RM's probability and each rule's 0/1, so that a later audit of the "
+            "labels can rescore a subset without the RM's weights (the report records --data's sha256)."
+        },
+    )
 
 
 def math_verify_scores(completions: list[str], references: list[str]) -> list[float]:
@@ -179,6 +187,17 @@ def format_table(report: dict) -> str:
     return "\n".join(lines)
 
 
+def write_scores(path: str, rows: list[dict]) -> None:
+    """Write per-row scores as jsonl, gzip-compressed (reproducibly: no timestamp) if the name ends in .gz."""
+    import gzip
+
+    from cooper_rl.io import atomic_write_bytes, jsonl_text
+
+    payload = jsonl_text(rows).encode()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, gzip.compress(payload, mtime=0) if path.endswith(".gz") else payload)
+
+
 def run_eval_rm(cfg: EvalRMConfig) -> dict:
     """``cooper eval-rm``: score rows with the RM and the rule verifier, write JSON, print a table."""
     from cooper_rl.cooper.reward_model import TEMPLATE_VERSION, VerifyRM
@@ -227,6 +246,12 @@ def run_eval_rm(cfg: EvalRMConfig) -> dict:
             kept["n"] += 1
             if len(kept["examples"]) < cfg.examples_per_type:
                 kept["examples"].append({**{k: r[k] for k in ("reference", "completion", "label")}, "rm": probs[i]})
+    if cfg.scores:
+        per_row = [
+            {"row": i, "answer_type": r.get("answer_type"), "label": labels[i], **{k: p[i] for k, p in judged.items()}}
+            for i, r in enumerate(rows)
+        ]
+        write_scores(cfg.scores, per_row)
     if cfg.plot:
         plot_reliability(report["reliability"], report["judges"]["rm"]["ece"], cfg.plot, Path(cfg.data).name)
 
