@@ -95,6 +95,12 @@ def _elements(value) -> list:
     return [rhs(v) for v in value.args] if isinstance(value, sympy.FiniteSet) else [value]
 
 
+def misread_suspect(ref: str) -> bool:
+    """Whether misread_reference could name `ref` at all (without the CAS: its shape, a relation, an interval or
+    tuple, or several comma-separated parts); if not, it returns None whatever the reading."""
+    return bool(ambiguous_reference(ref) or _RELATION.search(ref) or _PAIR.search(ref) or len(top_level_items(ref)) > 1)
+
+
 def misread_reference(ref: str, value, timeout: float, cache: dict | None = None) -> str | None:
     """Why the CAS's reading `value` (parse_value) of reference `ref` is not the reference, or None: the shape kinds of
     ambiguous_reference, or, asking the CAS, 'relation_as_number' (an inequality, a set-builder, an interval or a tuple
@@ -107,8 +113,8 @@ def misread_reference(ref: str, value, timeout: float, cache: dict | None = None
 
     if why := ambiguous_reference(ref):
         return why
-    if value is None:
-        return None  # nothing is made from an unread reference
+    if value is None or not misread_suspect(ref):
+        return None  # (nothing is made from an unread reference)
     key = json.dumps(["misread", ref])
     if cache is not None and key in cache:
         return cache[key] or None
