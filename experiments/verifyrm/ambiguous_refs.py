@@ -15,10 +15,10 @@ results/v*/scores_latex_heldout_*.jsonl.gz): its accuracy on those rows and on t
     python experiments/verifyrm/ambiguous_refs.py [DATA.jsonl ...]   # default: experiments/verifyrm/v4/latex_heldout.jsonl
     python experiments/verifyrm/ambiguous_refs.py experiments/verifyrm/v4/latex_heldout.jsonl runs/verifyrm-v6/train.jsonl
                                                        # the committed record (round 6's data: run_v4.sh ROUND=6)
-    cooper eval-rm --rm runs/verifyrm-v6/smollm2-s0 --data experiments/verifyrm/v6/ambiguous_refs.jsonl \\
-        --output experiments/verifyrm/results/v6/eval_ambiguous_refs_smollm2_s0.json
-                                                       # seed 0 (before --scores; scored on the probe's first 4 rows,
-                                                       # those the shape alone names)
+    cooper eval-rm --rm RM_DIR --data experiments/verifyrm/v6/ambiguous_refs.jsonl --output OUT.json
+                                                       # an RM on the probe alone; round 6's seed 0 was scored so
+                                                       # (results/v6/eval_ambiguous_refs_smollm2_s0.json) on the
+                                                       # probe's first version: the 4 rows the shape alone names
 
 Writes experiments/verifyrm/results/v6/ambiguous_refs.json (counts and the problems per file; the audits of files not
 named are kept) and v6/ambiguous_refs.jsonl.
@@ -90,7 +90,7 @@ def rescore(suite: list[dict], suite_sha: str, paths: list[Path]) -> dict:
         report = json.loads(
             path.with_name(path.name.replace("scores_", "eval_").replace(".jsonl.gz", ".json")).read_text()
         )
-        if report.get("data_sha256") != suite_sha:
+        if report.get("data_sha256") != suite_sha or report["n"] != len(suite):  # (another version, or --limit)
             continue
         rows = [r for _, r in iter_jsonl(path)]
         entry = {"misread_rows": len(misread)}

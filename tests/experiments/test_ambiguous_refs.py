@@ -48,14 +48,15 @@ def test_rescoring_relabels_the_misread_rows_from_committed_scores(tmp_path):
         row("\\frac{3}{4}", "latex_trap:sign", 0),
     ]
     paths = []
-    for name, sha in (("now", "abc"), ("old", "other")):  # a report of another suite version is left out
+    # left out: a report of another suite version, and one of the suite's first rows only (--limit)
+    for name, sha, n in (("now", "abc", 3), ("old", "other", 3), ("limited", "abc", 2)):
         scores = tmp_path / f"scores_latex_heldout_{name}.jsonl.gz"
         per_row = [
             {"row": i, "label": r["label"], "rm": p, "rule_strict": v}
-            for i, (r, p, v) in enumerate(zip(suite, (0.1, 0.9, 0.2), (1, 1, 0)))
+            for i, (r, p, v) in enumerate(zip(suite[:n], (0.1, 0.9, 0.2), (1, 1, 0)))
         ]
         write_scores(str(scores), per_row)
-        report = {"data_sha256": sha, "config": {"threshold": 0.5}}
+        report = {"data_sha256": sha, "n": n, "config": {"threshold": 0.5}}
         (tmp_path / f"eval_latex_heldout_{name}.json").write_text(json.dumps(report))
         paths.append(scores)
     out = ar.rescore(suite, "abc", paths)

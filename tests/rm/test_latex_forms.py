@@ -1,5 +1,6 @@
 """LaTeX answer forms: correct forms the CAS confirms, wrong forms it refutes, completions that end on them."""
 
+import json
 import random
 import re
 
@@ -465,6 +466,7 @@ def test_the_cas_reading_of_a_reference_must_keep_every_part():
         "x=1, x=2",
         "\\bar{x}=0, \\bar{y}=8 / 5",
         "P(A \\mid B)=\\frac{1}{2}",
+        "P(X>2)=0.3",  # a relation left of the `=` is not the answer
     )  # equations are read by their values
     for ref in plain:
         assert why(ref) is None, ref
@@ -474,6 +476,10 @@ def test_the_cas_reading_of_a_reference_must_keep_every_part():
     assert cache == {'["misread", "1,1,2,3"]': "repeat_merged", '["misread", "x=-1,3"]': False}
     cache['["misread", "x=-1,3"]'] = "part_lost"  # a rebuild takes the record's outcome, asking nothing
     assert why("x=-1,3", cache) == "part_lost"
+    cache['["misread", "x=-1,3"]'] = "timeout"  # a recorded timeout stays, unless asked again
+    assert why("x=-1,3", cache) == "timeout"
+    assert misread_reference("x=-1,3", parse_value("x=-1,3"), 10, cache, retry_timeouts=True) is None
+    assert cache['["misread", "x=-1,3"]'] is False
 
 
 def test_problems_with_misread_references_are_skipped_unless_kept(tmp_path):
@@ -490,7 +496,14 @@ def test_problems_with_misread_references_are_skipped_unless_kept(tmp_path):
         "ambiguous_reference:list_as_number": 1,
         "ambiguous_reference:repeat_merged": 1,
     }
+
+    def checks(name):  # the kinds of check a build's CAS record holds
+        return {json.loads(json.loads(x)["key"])[0] for x in (tmp_path / f"{name}.cas_cache.jsonl").open()}
+
+    assert "misread" in checks("d")  # the check's outcomes are recorded
     kept, rows, _ = build_latex(tmp_path, probs, "k", latex_ambiguous_refs="keep")
     assert "60,180" in {r["reference"] for r in rows} and kept["latex"]["problems_skipped"] == {}
+    # keep asks nothing new: rounds 4-6 and the suite rebuild byte for byte with their records
+    assert "misread" not in checks("k")
     with pytest.raises(ValueError, match="latex_ambiguous_refs must be skip or keep"):
         build_latex(tmp_path, probs, "x", latex_ambiguous_refs="drop")

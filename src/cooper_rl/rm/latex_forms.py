@@ -66,7 +66,7 @@ def clean_reference(answer: str) -> str | None:
 
 
 _THOUSANDS_LIKE = re.compile(r"(?<![\d.])\d{1,3}(,\d{3})+(?![\d.])")  # a list, or thousands separators
-_RELATION = re.compile(r"[<>]|\\(le|ge|leq|geq|leqslant|geqslant|neq|ne)(?![A-Za-z])")  # not \\mid: P(A \\mid B)
+_RELATION = re.compile(r"[<>]|\\(lt|gt|le|ge|leq|geq|leqq|geqq|leqslant|geqslant|neq|ne)(?![A-Za-z])")  # not \\mid
 _PAIR = re.compile(r"[(\[][^()\[\]]*,[^()\[\]]*[)\]]")  # an interval or a tuple: (a, b), [a, b)
 
 
@@ -95,38 +95,53 @@ def _elements(value) -> list:
     return [rhs(v) for v in value.args] if isinstance(value, sympy.FiniteSet) else [value]
 
 
+def _answer_side(ref: str) -> str:
+    """The text after the reference's last `=` outside brackets (`P(X>2)=0.3` -> `0.3`), or all of it."""
+    cuts = [i for i, ch in top_level(ref) if ch == "="]
+    return ref[cuts[-1] + 1 :] if cuts else ref
+
+
+def _relation_or_pair(ref: str) -> bool:
+    """Whether the answer side of `ref` holds an inequality, a set-builder, an interval or a tuple."""
+    side = _answer_side(ref)
+    return bool(_RELATION.search(side) or _PAIR.search(side))
+
+
 def misread_suspect(ref: str) -> bool:
     """Whether misread_reference could name `ref` at all (without the CAS: its shape, a relation, an interval or
     tuple, or several comma-separated parts); if not, it returns None whatever the reading."""
-    return bool(ambiguous_reference(ref) or _RELATION.search(ref) or _PAIR.search(ref) or len(top_level_items(ref)) > 1)
+    return bool(ambiguous_reference(ref) or _relation_or_pair(ref) or len(top_level_items(ref)) > 1)
 
 
-def misread_reference(ref: str, value, timeout: float, cache: dict | None = None) -> str | None:
+def misread_reference(
+    ref: str, value, timeout: float, cache: dict | None = None, retry_timeouts: bool = False
+) -> str | None:
     """Why the CAS's reading `value` (parse_value) of reference `ref` is not the reference, or None: the shape kinds of
     ambiguous_reference, or, asking the CAS, 'relation_as_number' (an inequality, a set-builder, an interval or a tuple
-    read as one number: `-2 \\le n \\le 4:[-2,4]` as 4, `x \\neq \\pm 5` as 5, `d=5, M=(-1, 3)` as 5), 'part_lost'
+    read as one number, on the answer's side of an `=`: `-2 \\le n \\le 4:[-2,4]` as 4, `x \\neq \\pm 5` as 5,
+    `d=5, M=(-1, 3)` as 5; not `P(X>2)=0.3`), 'part_lost'
     (a reference of several comma-separated parts whose reading lacks one of them, each read alone: `13 \\mathrm{n},
     5 \\mathrm{~d}` as 13, `x=0, \\frac{5 \\pm \\sqrt{61}}{18}` as 0), 'repeat_merged' (`1,1,2,3` read as the set
     {1, 2, 3}) or 'timeout' (a part gave no reading in time: left out too). `cache` (as in cas_says) records the
-    outcome, so a rebuild asks nothing."""
+    outcome, so a rebuild asks nothing (retry_timeouts: a recorded 'timeout' is asked again)."""
     import sympy
 
     if why := ambiguous_reference(ref):
         return why
     if value is None or not misread_suspect(ref):
-        return None  # (nothing is made from an unread reference)
+        return None  # (an unread reference has no reading to check: no form is made from its value)
     key = json.dumps(["misread", ref])
-    if cache is not None and key in cache:
+    if cache is not None and key in cache and not (retry_timeouts and cache[key] == TIMED_OUT):
         return cache[key] or None
-    why = None
-    if isinstance(value, sympy.Expr) and value.is_number and (_RELATION.search(ref) or _PAIR.search(ref)):
+    why, answer = None, value.rhs if isinstance(value, sympy.Eq) else value
+    if isinstance(answer, sympy.Expr) and answer.is_number and _relation_or_pair(ref):
         why = "relation_as_number"
     elif len(items := top_level_items(ref)) > 1:
         whole, parts = _elements(value), []
         for item in items:
             part = _read(item, timeout)
-            if part == TIMED_OUT:
-                why = "timeout"
+            if isinstance(part, str):  # TIMED_OUT
+                why = TIMED_OUT
                 break
             if part is None or any(e not in whole for e in _elements(part)):
                 why = "part_lost"
@@ -134,7 +149,7 @@ def misread_reference(ref: str, value, timeout: float, cache: dict | None = None
             parts += _elements(part)
         if why is None and len(parts) > len(whole):
             why = "repeat_merged"
-    if cache is not None:
+    if cache is not None and cache.get(key) != (why or False):  # (a retry timing out again: no new line)
         cache[key] = why or False
     return why
 
@@ -719,8 +734,9 @@ def latex_rows(
                 skipped["not_a_short_answer"] += 1
                 continue
             if ambiguous == "skip":  # (the CAS's reading is recorded in the cache; make_forms reads it again)
-                value = None if ambiguous_reference(ref) else reference_value(ref, timeout, cache, retry_timeouts)
-                if why_ambiguous := misread_reference(ref, value, timeout, cache):
+                read = misread_suspect(ref) and not ambiguous_reference(ref)
+                value = reference_value(ref, timeout, cache, retry_timeouts) if read else None
+                if why_ambiguous := misread_reference(ref, value, timeout, cache, retry_timeouts):
                     skipped[f"ambiguous_reference:{why_ambiguous}"] += 1
                     if cache.written:
                         append_jsonl(cache_path, [{"key": k, "verdict": v} for k, v in cache.written])
