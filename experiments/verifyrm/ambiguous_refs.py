@@ -32,11 +32,7 @@ from collections import Counter
 from pathlib import Path
 
 from cooper_rl.io import atomic_write_json, file_sha256, iter_jsonl, read_jsonl, write_jsonl
-from cooper_rl.rm.latex_forms import (
-    misread_reference,
-    misread_suspect,
-    parse_value,
-)  # what `rm-data` now skips by default
+from cooper_rl.rm.latex_forms import misread  # what `rm-data` now skips by default
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "experiments/verifyrm/v4/latex_heldout.jsonl"
@@ -45,9 +41,9 @@ _KINDS: dict[str, str | None] = {}
 
 
 def kind(ref: str) -> str | None:
-    """Why the CAS misreads reference `ref` (latex_forms.misread_reference), or None; asked once per reference."""
-    if ref not in _KINDS:  # (the CAS reads only the references it could misread)
-        _KINDS[ref] = misread_suspect(ref) and misread_reference(ref, parse_value(ref, TIMEOUT), TIMEOUT) or None
+    """Why the CAS misreads reference `ref` (latex_forms.misread), or None; asked once per reference."""
+    if ref not in _KINDS:
+        _KINDS[ref] = misread(ref, TIMEOUT)
     return _KINDS[ref]
 
 

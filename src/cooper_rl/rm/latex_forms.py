@@ -83,16 +83,20 @@ def ambiguous_reference(ref: str) -> str | None:
     return None
 
 
+def _rhs(value):
+    """An equation's right side (`x = 3` -> 3), else the value itself."""
+    import sympy
+
+    return value.rhs if isinstance(value, sympy.Eq) else value
+
+
 def _elements(value) -> list:
     """The values an answer's reading lists: a set's elements (each equation's right side: `x=1, x=2` lists 1 and 2),
     an equation's right side's, else the value itself."""
     import sympy
 
-    def rhs(v):
-        return v.rhs if isinstance(v, sympy.Eq) else v
-
-    value = rhs(value)
-    return [rhs(v) for v in value.args] if isinstance(value, sympy.FiniteSet) else [value]
+    value = _rhs(value)
+    return [_rhs(v) for v in value.args] if isinstance(value, sympy.FiniteSet) else [value]
 
 
 def _answer_side(ref: str) -> str:
@@ -133,7 +137,7 @@ def misread_reference(
     key = json.dumps(["misread", ref])
     if cache is not None and key in cache and not (retry_timeouts and cache[key] == TIMED_OUT):
         return cache[key] or None
-    why, answer = None, value.rhs if isinstance(value, sympy.Eq) else value
+    why, answer = None, _rhs(value)
     if isinstance(answer, sympy.Expr) and answer.is_number and _relation_or_pair(ref):
         why = "relation_as_number"
     elif len(items := top_level_items(ref)) > 1:
@@ -152,6 +156,13 @@ def misread_reference(
     if cache is not None and cache.get(key) != (why or False):  # (a retry timing out again: no new line)
         cache[key] = why or False
     return why
+
+
+def misread(ref: str, timeout: float, cache: dict | None = None, retry_timeouts: bool = False) -> str | None:
+    """misread_reference of `ref` as the CAS reads it (reference_value; read only where it could be misread)."""
+    read = misread_suspect(ref) and not ambiguous_reference(ref)
+    value = reference_value(ref, timeout, cache, retry_timeouts) if read else None
+    return misread_reference(ref, value, timeout, cache, retry_timeouts)
 
 
 TIMED_OUT = "timeout"  # a cached CAS check that gave no verdict in time: the build's decision (the form is dropped)
@@ -721,6 +732,12 @@ def latex_rows(
         drop_cut_tail(cache_path)
     cache = _Record((r["key"], r["verdict"]) for _, r in iter_jsonl(cache_path)) if cache_path.is_file() else _Record()
     rows, not_made, skipped = [], Counter(), Counter()
+
+    def flush():  # the record's new verdicts, appended as each problem is done (a killed run resumes)
+        if cache.written:
+            append_jsonl(cache_path, [{"key": k, "verdict": v} for k, v in cache.written])
+            cache.written.clear()
+
     for path in paths:
         for i, raw in read_records(Path(path)):
             if isinstance(raw, Exception):
@@ -733,15 +750,11 @@ def latex_rows(
             if ref is None:
                 skipped["not_a_short_answer"] += 1
                 continue
-            if ambiguous == "skip":  # (the CAS's reading is recorded in the cache; make_forms reads it again)
-                read = misread_suspect(ref) and not ambiguous_reference(ref)
-                value = reference_value(ref, timeout, cache, retry_timeouts) if read else None
-                if why_ambiguous := misread_reference(ref, value, timeout, cache, retry_timeouts):
-                    skipped[f"ambiguous_reference:{why_ambiguous}"] += 1
-                    if cache.written:
-                        append_jsonl(cache_path, [{"key": k, "verdict": v} for k, v in cache.written])
-                        cache.written.clear()
-                    continue
+            # (skip: the CAS's reading is recorded in the cache; make_forms reads it again)
+            if ambiguous == "skip" and (why_ambiguous := misread(ref, timeout, cache, retry_timeouts)):
+                skipped[f"ambiguous_reference:{why_ambiguous}"] += 1
+                flush()
+                continue
             rng = random.Random(f"{seed}:{path}:{i}")  # a problem's rows do not depend on the others
             kinds = CATEGORIES
             one = mode == "train" and not every_form
@@ -756,9 +769,7 @@ def latex_rows(
                 style = "text" if random.Random(f"{seed}:{path}:{i}:style").random() < 0.5 else "cas"
             made, why = make_forms(ref, raw["question"], kinds, rng, timeout, cache, one, retry_timeouts, style)
             rules = rules_say([text for _, text, _ in made], ref, timeout, cache) if made else []
-            if cache.written:
-                append_jsonl(cache_path, [{"key": k, "verdict": v} for k, v in cache.written])
-                cache.written.clear()
+            flush()
             not_made.update(why.items())
             pid = str(raw.get("id") or raw.get("question_number") or i)
             rows += [
