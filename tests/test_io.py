@@ -80,3 +80,15 @@ def test_atomic_write_makes_an_ordinary_file_not_a_private_one(tmp_path):
         os.umask(old)
     assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o644  # mkstemp alone gives 0600
     assert (tmp_path / "b.json").stat().st_mode & 0o777 == 0o640  # the umask is read, not assumed
+
+
+def test_write_jsonl_compresses_a_gz_name_reproducibly(tmp_path):
+    import gzip
+
+    from cooper_rl.io import iter_jsonl, write_jsonl
+
+    rows = [{"row": 0, "rm": 0.25}, {"row": 1, "rm": 0.75}]
+    a, b = write_jsonl(tmp_path / "a.jsonl.gz", rows), write_jsonl(tmp_path / "b.jsonl.gz", rows)
+    assert gzip.decompress(a.read_bytes()).decode().count("\n") == 2  # compressed, one line per row
+    assert a.read_bytes() == b.read_bytes()  # no timestamp in the header
+    assert [r for _, r in iter_jsonl(a)] == rows

@@ -74,8 +74,10 @@ def jsonl_text(rows: Iterable) -> str:
 
 
 def write_jsonl(path: str | os.PathLike, rows: Iterable) -> Path:
-    """Replace ``path`` with ``rows`` as jsonl, atomically."""
-    return atomic_write_text(path, jsonl_text(rows))
+    """Replace ``path`` with ``rows`` as jsonl, atomically; gzip-compressed (reproducibly: no timestamp) if its name
+    ends in .gz, as iter_jsonl reads it."""
+    payload = jsonl_text(rows).encode("utf-8")
+    return atomic_write_bytes(path, gzip.compress(payload, mtime=0) if str(path).endswith(".gz") else payload)
 
 
 def append_jsonl(path: str | os.PathLike, rows: Iterable) -> None:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from tests.experiments import load_script
 
-from cooper_rl.rm.evaluate import write_scores
+from cooper_rl.io import write_jsonl
 
 ar = load_script("ambiguous_refs", Path(__file__).resolve().parents[2] / "experiments/verifyrm")
 
@@ -55,7 +55,7 @@ def test_rescoring_relabels_the_misread_rows_from_committed_scores(tmp_path):
             {"row": i, "label": r["label"], "rm": p, "rule_strict": v}
             for i, (r, p, v) in enumerate(zip(suite[:n], (0.1, 0.9, 0.2), (1, 1, 0)))
         ]
-        write_scores(str(scores), per_row)
+        write_jsonl(scores, per_row)
         report = {"data_sha256": sha, "n": n, "config": {"threshold": 0.5}}
         (tmp_path / f"eval_latex_heldout_{name}.json").write_text(json.dumps(report))
         paths.append(scores)

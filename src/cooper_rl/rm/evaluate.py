@@ -14,7 +14,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from cooper_rl.io import atomic_write_json, file_sha256
+from cooper_rl.io import atomic_write_json, file_sha256, write_jsonl
 from cooper_rl.rm.data import load_rm_rows
 
 
@@ -187,17 +187,6 @@ def format_table(report: dict) -> str:
     return "\n".join(lines)
 
 
-def write_scores(path: str, rows: list[dict]) -> None:
-    """Write per-row scores as jsonl, gzip-compressed (reproducibly: no timestamp) if the name ends in .gz."""
-    import gzip
-
-    from cooper_rl.io import atomic_write_bytes, jsonl_text
-
-    payload = jsonl_text(rows).encode()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(path, gzip.compress(payload, mtime=0) if path.endswith(".gz") else payload)
-
-
 def run_eval_rm(cfg: EvalRMConfig) -> dict:
     """``cooper eval-rm``: score rows with the RM and the rule verifier, write JSON, print a table."""
     from cooper_rl.cooper.reward_model import TEMPLATE_VERSION, VerifyRM
@@ -251,7 +240,7 @@ def run_eval_rm(cfg: EvalRMConfig) -> dict:
             {"row": i, "answer_type": r.get("answer_type"), "label": labels[i], **{k: p[i] for k, p in judged.items()}}
             for i, r in enumerate(rows)
         ]
-        write_scores(cfg.scores, per_row)
+        write_jsonl(cfg.scores, per_row)
     if cfg.plot:
         plot_reliability(report["reliability"], report["judges"]["rm"]["ece"], cfg.plot, Path(cfg.data).name)
 
