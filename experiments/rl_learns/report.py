@@ -379,7 +379,10 @@ def mechanism(d: Path, cfg: dict) -> dict:
     """§4's mechanism metric and what else moved (a run with smaller advantages also moves less): share of the
     positive advantage given to rule-wrong rollouts over the first quarter of reward calls, the mean |advantage|
     (TRL's formula on the logged rewards), and the mean KL to the reference over the last quarter of steps."""
-    calls = [r.get("signal/pos_adv_to_wrong") for r in read_jsonl(d / "metrics.jsonl", missing_ok=True)]
+    per_step = {
+        r.get("step"): r for r in read_jsonl(d / "metrics.jsonl", missing_ok=True)
+    }  # a step logged again: its last
+    calls = [r.get("signal/pos_adv_to_wrong") for r in per_step.values()]
     q1 = calls[: max(1, len(calls) // 4)]
     g = cfg["num_generations"]
     adv = [
@@ -407,12 +410,17 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
     if regime not in settings["settings"]:
         return None
     dirs = {"rule": regime, **{c: c for c in settings.get("conditions", {})}}
-    ends, out = {}, {}
+    ends, lasts, out = {}, {}, {}
     for cond, prefix in dirs.items():
         runs = {s: runs_dir / run_name(prefix, s) for s in SEEDS}
         runs = {s: d for s, d in runs.items() if (d / "rl_config.json").is_file() and finished_run(d)}
         evals = {s: read_jsonl(d / "evals.jsonl") for s, d in runs.items()}
-        last = {s: ev[-1]["step"] for s, ev in evals.items()}
+        last = {s: max(e["step"] for e in ev) for s, ev in evals.items()}
+        lasts[cond] = last
+        if cond != "rule" and (odd := {s for s in last if s in lasts["rule"] and last[s] != lasts["rule"][s]}):
+            raise ValueError(
+                f"{cond}: seeds {sorted(odd)} end at another step than rule's: not paired ({last}, rule {lasts['rule']})"
+            )
         ends[cond] = {s: scores_at(d, last[s]) for s, d in runs.items()}
         starts = {s: scores_at(d, 0) for s, d in runs.items()}
         monitor = {s: monitor_report(d, evals[s]) for s, d in runs.items()}
@@ -465,13 +473,30 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
     return {"regime": regime, "regime_scale_rewards": scaling, "conditions": out, "decisions": decisions(out)}
 
 
+def complete(x: dict) -> bool:
+    """Whether a condition's numbers all rest on its three seeds: every interval, and the RM's change where it has an RM
+    (a seed whose samples or RM scores are missing would otherwise drop out of the mean silently)."""
+    intervals = [*x["gain"].values(), *(x["vs_rule"] or {}).values()]
+    return all(i and i["n_seeds"] == 3 for i in intervals) and (
+        not x["rm_sha256"] or len(x["rm_change"]["by_seed"]) == 3
+    )
+
+
 def decisions(c: dict) -> dict:
-    """The pre-registered decisions (predictions.md §4 and §5), each None until its conditions have seeds 0-2."""
-    done = lambda *names: all(c.get(n, {}).get("seeds") == [0, 1, 2] for n in names)  # noqa: E731
+    """The pre-registered decisions (predictions.md §4 and §5), each None until its conditions have seeds 0-2
+    finished, and undetermined while one of them lacks a seed's evaluation data."""
+
+    def decide(names, judge):
+        if not all(c.get(n, {}).get("seeds") == [0, 1, 2] for n in names):
+            return None
+        if short := [n for n in names if not complete(c[n])]:
+            return {"verdict": f"undetermined: {', '.join(short)} lack a seed's samples or RM scores"}
+        return judge()
+
     return {
-        "regime_target": regime_target(c["rule"]) if done("rule") else None,
-        "section4": section4(c) if done("cooper_paper", "cooper_paper_noscale") else None,
-        "section5": section5(c) if done("rule", "model", "model_strong", "cooper_paper", "cooper_ref_bin") else None,
+        "regime_target": decide(["rule"], lambda: regime_target(c["rule"])),
+        "section4": decide(["cooper_paper", "cooper_paper_noscale"], lambda: section4(c)),
+        "section5": decide(["rule", "model", "model_strong", "cooper_paper", "cooper_ref_bin"], lambda: section5(c)),
     }
 
 
@@ -524,6 +549,8 @@ def section4(c: dict) -> dict:
             verdict = f"prediction 1 holds; {untestable}"
         else:
             verdict = f"prediction 1 fails in 1 seed; {untestable}"
+        if col_n:  # not a test of the hypothesis (predictions.md), but the reader must see it
+            verdict += f"; prediction 2 fails: cooper_paper_noscale collapsed in {col_n} seed(s)"
     elif p["1_noscale_lower_pos_adv_to_wrong"] and p["2_noscale_no_collapse"] and col_n < col_p:
         verdict = "supported"
     elif col_n >= col_p or fails1:
@@ -582,7 +609,7 @@ def comparison_table(comp: dict | None) -> str:
         return f"{x['mean']:+.1f}" + (f" ({ci[0]:+.1f}, {ci[1]:+.1f})" if ci else "")
 
     lines = [
-        f"Regime `{comp['regime']}`; finished runs only; 95 % CIs over seeds and problems.",
+        f"Regime `{comp['regime']}`; finished runs only; 95 % CIs over seeds and problems (with one seed, over problems only).",
         "",
         "| condition | seeds | collapsed | built-in test | SVAMP | GSM8K | mean of sets | gain over step 0 (mean of sets) | built-in gain | − rule (mean of sets) | RM accuracy: start → end (change, 95 % CI) | pos. advantage to wrong, 1st quarter | mean abs advantage | KL, last quarter |",  # noqa: E501
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -634,8 +661,8 @@ def comparison_table(comp: dict | None) -> str:
         + (
             f"significantly below step 0): built-in {signed(t['built_in_gain'])}, SVAMP {signed(t['SVAMP_gain'])}, "
             f"GSM8K {signed(t['GSM8K_gain'])}: **{'met' if t['meets_target'] else 'not met'}**"
-            if t
-            else "significantly below step 0): waiting for 3 seeds of rule"
+            if t and "meets_target" in t
+            else f"significantly below step 0): {t['verdict'] if t else 'waiting for 3 seeds of rule'}"
         ),
     ]
     for section, waiting in (("section4", "both arms"), ("section5", "every condition")):

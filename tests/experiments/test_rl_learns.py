@@ -372,6 +372,31 @@ def test_the_comparison_and_its_preregistered_decisions(tmp_path):
     assert report.comparison(settings, runs, rows) is None and "regime" in report.comparison_table(None)
 
 
+def test_decisions_rest_on_three_seeds_of_every_number_and_pair_equal_budgets(tmp_path):
+    settings = yaml.safe_load((HERE / "settings.yaml").read_text())
+    settings["regime"] = "b64"
+    runs = tmp_path / "runs"
+    for s in range(3):
+        _fake_run(runs / f"b64-s{s}", acc_end=0.75, pos_wrong=0.0, rm_right_end=4)
+        _fake_run(runs / f"cooper_paper-s{s}", acc_end=0.75, pos_wrong=0.8, rm_right_end=4)
+        _fake_run(runs / f"cooper_paper_noscale-s{s}", acc_end=0.25 if s == 2 else 0.75, pos_wrong=0.3, rm_right_end=4)
+    rows = {d.name: report.run_report(d, d.name) for d in sorted(runs.iterdir())}
+    verdict = report.comparison(settings, runs, rows)["decisions"]["section4"]["verdict"]
+    # the paper's arm never collapsed, so collapse is not tested, but the unscaled arm's collapse is said
+    assert verdict.startswith("prediction 1 holds") and "prediction 2 fails" in verdict and "in 1 seed" in verdict
+    (runs / "cooper_paper_noscale-s1" / "eval" / "step-2" / "samples.jsonl").unlink()  # a seed's samples lost
+    d = report.comparison(settings, runs, rows)["decisions"]
+    assert d["section4"] == {"verdict": "undetermined: cooper_paper_noscale lack a seed's samples or RM scores"}
+    assert "lack" not in json.dumps(d["regime_target"])  # rule's numbers are whole
+    _fake_run(runs / "cooper_paper_noscale-s1", acc_end=0.75, pos_wrong=0.3, rm_right_end=4)
+    (runs / "cooper_paper-s0" / "eval" / "step-2").rename(runs / "cooper_paper-s0" / "eval" / "step-3")
+    ev = [json.loads(x) for x in (runs / "cooper_paper-s0" / "evals.jsonl").read_text().splitlines()]
+    ev[-1]["step"] = 3  # another budget than rule's seed 0: no paired difference
+    (runs / "cooper_paper-s0" / "evals.jsonl").write_text("".join(json.dumps(e) + "\n" for e in ev))
+    with pytest.raises(ValueError, match="cooper_paper: seeds \\[0\\] end at another step"):
+        report.comparison(settings, runs, rows)
+
+
 def test_the_monitor_table_counts_finished_runs_by_the_preregistered_collapse():
     def row(collapsed, first_flag, in_time, finished=True, bad=None):
         m = {"heldout_mean": {0: 20.0, 50: 10.0 if collapsed else 19.0}, "collapsed": collapsed, "first_flag": first_flag,
