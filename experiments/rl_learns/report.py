@@ -1,7 +1,7 @@
 """Issue 67's report: per run of experiments/rl_learns/results/runs (and issue 15's rule runs as the reference),
 the learning signal, the training accuracy's slope, held-out gains with 95 % intervals and the speed.
 
-  python experiments/rl_learns/report.py      # writes results/table.md, results/summary.json, results/learning.png
+  python experiments/rl_learns/report.py      # writes results/table.md, summary.json, learning.png, comparison.png
                                               # (summary.json: {runs, pick, comparison}: every number of the report)
 
 Per run:
@@ -331,6 +331,78 @@ def figure(rows: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def condition_runs(settings: dict, runs_dir: Path) -> dict[str, dict[int, Path]]:
+    """The finished run dirs of each comparison condition by seed (`rule`: the regime's runs), in settings.yaml's
+    order; {} without a regime."""
+    regime = settings.get("regime")
+    if regime not in settings["settings"]:
+        return {}
+    dirs = {"rule": regime, **{c: c for c in settings.get("conditions", {})}}
+    out = {}
+    for cond, prefix in dirs.items():
+        runs = {s: runs_dir / run_name(prefix, s) for s in SEEDS}
+        out[cond] = {s: d for s, d in runs.items() if (d / "rl_config.json").is_file() and finished_run(d)}
+    return out
+
+
+def comparison_figure(settings: dict, runs_dir: Path, path: Path) -> bool:
+    """The comparison over training, one colour per condition (thin: each seed; thick: the mean over seeds):
+    built-in held-out accuracy, the training reward, the rollouts' rule accuracy (moving averages over 5 steps) and
+    the RM's accuracy on the labelled set. False (nothing written) before any condition has a finished run."""
+    runs = {c: r for c, r in condition_runs(settings, runs_dir).items() if r}
+    if not runs:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from cooper_rl.plot import moving_average
+
+    fig, axes = plt.subplots(2, 2, figsize=(13, 8.5))
+    (held, rew), (acc, rm) = axes
+    colours = plt.get_cmap("tab10").colors
+    for i, (cond, by_seed) in enumerate(runs.items()):
+        colour, curves = colours[i % 10], defaultdict(list)
+        for d in by_seed.values():
+            evals = {e["step"]: e for e in read_jsonl(d / "evals.jsonl")}  # a step evaluated again: its last
+            per_step = {r["step"]: r for r in read_jsonl(d / "metrics.jsonl")}
+            steps = sorted(evals)
+            bt = [
+                100 * next(v["avg@k_strict"] for k, v in evals[t]["policy"].items() if "builtin:test" in k)
+                for t in steps
+            ]
+            ms = sorted(per_step)
+            series = {
+                "held": (steps, bt),
+                "rew": (ms, moving_average([per_step[t]["reward_mean"] for t in ms], 5)),
+                "acc": (ms, moving_average([100 * per_step[t]["rule_accuracy"] for t in ms], 5)),
+            }
+            if all(evals[t].get("rm") for t in steps):
+                series["rm"] = (steps, [100 * evals[t]["rm"]["accuracy"] for t in steps])
+            for key, (xs, ys) in series.items():
+                ax = {"held": held, "rew": rew, "acc": acc, "rm": rm}[key]
+                ax.plot(xs, ys, color=colour, lw=0.7, alpha=0.45, marker="o" if key in ("held", "rm") else None, ms=3)
+                curves[key].append((xs, ys))
+        for key, seeds in curves.items():
+            xs = seeds[0][0]
+            if all(s[0] == xs for s in seeds):  # the mean over seeds where they share their steps
+                ax = {"held": held, "rew": rew, "acc": acc, "rm": rm}[key]
+                ax.plot(xs, [mean(v) for v in zip(*(s[1] for s in seeds))], color=colour, lw=2.2,
+                        label=f"{cond} ({len(seeds)} seed{'s' if len(seeds) > 1 else ''})")  # fmt: skip
+    held.set(xlabel="step", ylabel="avg@4 (%)", title="held-out: built-in test, 300 problems")
+    rew.set(xlabel="step", ylabel="mean reward", title="training reward (the condition's own reward)")
+    acc.set(xlabel="step", ylabel="%", title="rule accuracy of the rollouts")
+    rm.set(xlabel="step", ylabel="%", title="the RM's accuracy on the labelled set (600 rows)")
+    held.legend(fontsize=8)
+    for ax in axes.flat:
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
 def set_mean(scores: dict) -> float:
     """The mean over evaluation sets of each set's mean per-problem score ({set: {problem: score}})."""
     sets = [v for v in scores.values() if v]
@@ -409,11 +481,8 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
     regime = settings.get("regime")
     if regime not in settings["settings"]:
         return None
-    dirs = {"rule": regime, **{c: c for c in settings.get("conditions", {})}}
     ends, lasts, out = {}, {}, {}
-    for cond, prefix in dirs.items():
-        runs = {s: runs_dir / run_name(prefix, s) for s in SEEDS}
-        runs = {s: d for s, d in runs.items() if (d / "rl_config.json").is_file() and finished_run(d)}
+    for cond, runs in condition_runs(settings, runs_dir).items():
         evals = {s: read_jsonl(d / "evals.jsonl") for s, d in runs.items()}
         last = {s: max(e["step"] for e in ev) for s, ev in evals.items()}
         lasts[cond] = last
@@ -858,6 +927,7 @@ def main():
     )
     sweep, conditions = split_runs(rows, settings)
     figure(sweep, results / "learning.png")
+    comparison_figure(settings, results / "runs", results / "comparison.png")
     atomic_write_text(
         results / "table.md",
         "# Regime sweep (rule reward; generated by report.py)\n\n"

@@ -298,7 +298,8 @@ def _fake_run(d: Path, acc_end: float, pos_wrong, rm_right_end: int, finished: b
         (e / "rm_scores.json").write_text(json.dumps({"labels": labels, "scores": scores}))
         evals.append({"step": step, "policy": {s: {"avg@k_strict": acc} for s in sets}, "rm": {"accuracy": right / 4}})
     (d / "evals.jsonl").write_text("".join(json.dumps(e) + "\n" for e in evals))
-    (d / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "signal/pos_adv_to_wrong": pos_wrong}) + "\n" for s in (1, 2)))  # fmt: skip
+    metrics = [{"step": s, "signal/pos_adv_to_wrong": pos_wrong, "reward_mean": acc_end, "rule_accuracy": acc_end} for s in (1, 2)]  # fmt: skip
+    (d / "metrics.jsonl").write_text("".join(json.dumps(m) + "\n" for m in metrics))
     rollouts = [{"step": s, "reward": r, "verdict": bool(r > 0.5)} for s in (1, 2) for r in (0.2, 0.6)]
     (d / "rollouts.jsonl.gz").write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rollouts).encode()))
     (d / "trainer_log.jsonl").write_text('{"step": 1, "kl": 0.01}\n{"step": 2, "kl": 0.03}\n')
@@ -395,6 +396,19 @@ def test_decisions_rest_on_three_seeds_of_every_number_and_pair_equal_budgets(tm
     (runs / "cooper_paper-s0" / "evals.jsonl").write_text("".join(json.dumps(e) + "\n" for e in ev))
     with pytest.raises(ValueError, match="cooper_paper: seeds \\[0\\] end at another step"):
         report.comparison(settings, runs, rows)
+
+
+def test_the_comparison_figure_draws_finished_runs_only(tmp_path):
+    settings = yaml.safe_load((HERE / "settings.yaml").read_text())
+    runs = tmp_path / "runs"
+    _fake_run(runs / "b64-s0", acc_end=0.75, pos_wrong=0.0, rm_right_end=4)
+    _fake_run(runs / "model-s0", acc_end=0.25, pos_wrong=0.9, rm_right_end=4, finished=False)
+    png = tmp_path / "comparison.png"
+    settings["regime"] = None
+    assert not report.comparison_figure(settings, runs, png) and not png.exists()  # no regime: no comparison
+    settings["regime"] = "b64"
+    assert report.condition_runs(settings, runs)["model"] == {}  # unfinished: not drawn
+    assert report.comparison_figure(settings, runs, png) and png.read_bytes()[:4] == b"\x89PNG"
 
 
 def test_the_monitor_table_counts_finished_runs_by_the_preregistered_collapse():
