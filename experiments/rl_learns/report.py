@@ -368,32 +368,30 @@ def comparison_figure(settings: dict, runs_dir: Path, path: Path) -> bool:
             evals = {e["step"]: e for e in read_jsonl(d / "evals.jsonl")}  # a step evaluated again: its last
             per_step = {r["step"]: r for r in read_jsonl(d / "metrics.jsonl")}
             steps = sorted(evals)
-            bt = [
-                100 * next(v["avg@k_strict"] for k, v in evals[t]["policy"].items() if "builtin:test" in k)
-                for t in steps
-            ]
+            built = {t: next((v["avg@k_strict"] for k, v in evals[t]["policy"].items() if "builtin:test" in k), None) for t in steps}  # fmt: skip
+            bt_steps = [t for t in steps if built[t] is not None]
             ms = sorted(per_step)
             series = {
-                "held": (steps, bt),
+                "held": (bt_steps, [100 * built[t] for t in bt_steps]),
                 "rew": (ms, moving_average([per_step[t]["reward_mean"] for t in ms], 5)),
                 "acc": (ms, moving_average([100 * per_step[t]["rule_accuracy"] for t in ms], 5)),
             }
-            if all(evals[t].get("rm") for t in steps):
-                series["rm"] = (steps, [100 * evals[t]["rm"]["accuracy"] for t in steps])
+            if rm_steps := [t for t in steps if evals[t].get("rm")]:  # static and Cooper RMs (rule has none)
+                series["rm"] = (rm_steps, [100 * evals[t]["rm"]["accuracy"] for t in rm_steps])
             for key, (xs, ys) in series.items():
                 ax = {"held": held, "rew": rew, "acc": acc, "rm": rm}[key]
                 ax.plot(xs, ys, color=colour, lw=0.7, alpha=0.45, marker="o" if key in ("held", "rm") else None, ms=3)
                 curves[key].append((xs, ys))
-        for key, seeds in curves.items():
-            xs = seeds[0][0]
-            if all(s[0] == xs for s in seeds):  # the mean over seeds where they share their steps
-                ax = {"held": held, "rew": rew, "acc": acc, "rm": rm}[key]
-                ax.plot(xs, [mean(v) for v in zip(*(s[1] for s in seeds))], color=colour, lw=2.2,
-                        label=f"{cond} ({len(seeds)} seed{'s' if len(seeds) > 1 else ''})")  # fmt: skip
-    held.set(xlabel="step", ylabel="avg@4 (%)", title="held-out: built-in test, 300 problems")
+        for key, seeds in curves.items():  # the mean over seeds at the steps they all have
+            shared = sorted(set.intersection(*(set(xs) for xs, _ in seeds)))
+            at = [dict(zip(xs, ys)) for xs, ys in seeds]
+            ax = {"held": held, "rew": rew, "acc": acc, "rm": rm}[key]
+            ax.plot(shared, [mean(a[t] for a in at) for t in shared], color=colour, lw=2.2,
+                    label=f"{cond} ({len(seeds)} seed{'s' if len(seeds) > 1 else ''})")  # fmt: skip
+    held.set(xlabel="step", ylabel="avg@k (%)", title="held-out: built-in test")
     rew.set(xlabel="step", ylabel="mean reward", title="training reward (the condition's own reward)")
     acc.set(xlabel="step", ylabel="%", title="rule accuracy of the rollouts")
-    rm.set(xlabel="step", ylabel="%", title="the RM's accuracy on the labelled set (600 rows)")
+    rm.set(xlabel="step", ylabel="%", title="the RM's accuracy on the labelled set")
     held.legend(fontsize=8)
     for ax in axes.flat:
         ax.grid(alpha=0.3)
@@ -449,12 +447,11 @@ def rm_change(d: Path, last: int) -> tuple[float | None, dict | None]:
 
 def mechanism(d: Path, cfg: dict) -> dict:
     """§4's mechanism metric and what else moved (a run with smaller advantages also moves less): share of the
-    positive advantage given to rule-wrong rollouts over the first quarter of reward calls, the mean |advantage|
+    positive advantage given to rule-wrong rollouts over the first quarter of steps (one reward call each here; a
+    step logged again counts once, its last record), the mean |advantage|
     (TRL's formula on the logged rewards), and the mean KL to the reference over the last quarter of steps."""
-    per_step = {
-        r.get("step"): r for r in read_jsonl(d / "metrics.jsonl", missing_ok=True)
-    }  # a step logged again: its last
-    calls = [r.get("signal/pos_adv_to_wrong") for r in per_step.values()]
+    per_step = {r["step"]: r for r in read_jsonl(d / "metrics.jsonl", missing_ok=True)}
+    calls = [per_step[t].get("signal/pos_adv_to_wrong") for t in sorted(per_step)]
     q1 = calls[: max(1, len(calls) // 4)]
     g = cfg["num_generations"]
     adv = [
@@ -486,10 +483,8 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
         evals = {s: read_jsonl(d / "evals.jsonl") for s, d in runs.items()}
         last = {s: max(e["step"] for e in ev) for s, ev in evals.items()}
         lasts[cond] = last
-        if cond != "rule" and (odd := {s for s in last if s in lasts["rule"] and last[s] != lasts["rule"][s]}):
-            raise ValueError(
-                f"{cond}: seeds {sorted(odd)} end at another step than rule's: not paired ({last}, rule {lasts['rule']})"
-            )
+        # a seed that ends at another step than rule's same seed (another budget) has no paired difference to rule
+        unpaired = sorted(s for s in last if cond != "rule" and s in lasts["rule"] and last[s] != lasts["rule"][s])
         ends[cond] = {s: scores_at(d, last[s]) for s, d in runs.items()}
         starts = {s: scores_at(d, 0) for s, d in runs.items()}
         monitor = {s: monitor_report(d, evals[s]) for s, d in runs.items()}
@@ -515,11 +510,12 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
                 [
                     difference(ends[cond][s], ends["rule"][s])
                     for s in runs
-                    if ends[cond][s] and ends.get("rule", {}).get(s)
+                    if ends[cond][s] and ends.get("rule", {}).get(s) and s not in unpaired
                 ]
             )
             if cond != "rule"
             else None,
+            "unpaired_with_rule": unpaired,
             "collapsed": [s for s in runs if monitor[s]["collapsed"]],
             "builtin_gain_by_seed": {
                 s: rows[d.name]["heldout_gain"].get("built-in test", {}).get("mean")
@@ -542,30 +538,41 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
     return {"regime": regime, "regime_scale_rewards": scaling, "conditions": out, "decisions": decisions(out)}
 
 
-def complete(x: dict) -> bool:
-    """Whether a condition's numbers all rest on its three seeds: every interval, and the RM's change where it has an RM
-    (a seed whose samples or RM scores are missing would otherwise drop out of the mean silently)."""
-    intervals = [*x["gain"].values(), *(x["vs_rule"] or {}).values()]
-    return all(i and i["n_seeds"] == 3 for i in intervals) and (
-        not x["rm_sha256"] or len(x["rm_change"]["by_seed"]) == 3
-    )
-
-
 def decisions(c: dict) -> dict:
-    """The pre-registered decisions (predictions.md §4 and §5), each None until its conditions have seeds 0-2
-    finished, and undetermined while one of them lacks a seed's evaluation data."""
+    """The pre-registered decisions (predictions.md §3 target, §4, §5), each None until its conditions have seeds 0-2
+    finished, and undetermined while a number it uses rests on fewer seeds (a seed's samples or RM scores missing, or
+    a seed not paired with rule's) rather than judged on a silently smaller mean. §4 checks its own inputs."""
 
-    def decide(names, judge):
+    def three(x) -> bool:
+        return bool(x) and x["n_seeds"] == 3
+
+    def decide(names, judge, needs):
         if not all(c.get(n, {}).get("seeds") == [0, 1, 2] for n in names):
             return None
-        if short := [n for n in names if not complete(c[n])]:
-            return {"verdict": f"undetermined: {', '.join(short)} lack a seed's samples or RM scores"}
+        if short := [what for what, ok in needs() if not ok]:
+            return {"verdict": f"undetermined: fewer than 3 seeds in {'; '.join(short)}"}
         return judge()
 
+    sets = ("built-in test", "SVAMP", "GSM8K")
+    arms5 = ("model", "model_strong", "cooper_paper", "cooper_ref_bin")
     return {
-        "regime_target": decide(["rule"], lambda: regime_target(c["rule"])),
-        "section4": decide(["cooper_paper", "cooper_paper_noscale"], lambda: section4(c)),
-        "section5": decide(["rule", "model", "model_strong", "cooper_paper", "cooper_ref_bin"], lambda: section5(c)),
+        "regime_target": decide(
+            ["rule"],
+            lambda: regime_target(c["rule"]),
+            lambda: [(f"rule's {t} gain", three(c["rule"]["gain"].get(t))) for t in sets],
+        ),
+        "section4": decide(["cooper_paper", "cooper_paper_noscale"], lambda: section4(c), lambda: []),
+        "section5": decide(
+            ["rule", *arms5],
+            lambda: section5(c),
+            lambda: (
+                [(f"{n} - rule", three((c[n]["vs_rule"] or {}).get("mean of sets"))) for n in arms5]
+                + [
+                    (f"{n}'s RM change", len(c[n]["rm_change"]["by_seed"]) == 3)
+                    for n in ("cooper_paper", "cooper_ref_bin")
+                ]
+            ),
+        ),
     }
 
 

@@ -274,7 +274,9 @@ def test_trl_log_is_kept_from_the_newest_checkpoint(tmp_path):
     assert (fresh / "trainer_log.jsonl").read_text() == (dst / "trainer_log.jsonl").read_text()
 
 
-def _fake_run(d: Path, acc_end: float, pos_wrong, rm_right_end: int, finished: bool = True, scale="group"):
+def _fake_run(
+    d: Path, acc_end: float, pos_wrong, rm_right_end: int, finished: bool = True, scale="group", rm_sha256="abc"
+):
     """A finished 2-step run dir: three evaluation sets of 20 problems (score 0.5 at step 0, acc_end at the end; the
     mean of sets moves as acc_end), an RM that gets 4 of 4 labelled rows right at step 0 and rm_right_end at the end."""
     import shutil
@@ -283,7 +285,7 @@ def _fake_run(d: Path, acc_end: float, pos_wrong, rm_right_end: int, finished: b
         shutil.rmtree(d)
     d.mkdir(parents=True)
     cfg = {"max_steps": 2, "num_generations": 2, "prompts_per_step": 1, "learning_rate": 1e-5, "scale_rewards": scale}
-    (d / "rl_config.json").write_text(json.dumps(cfg | {"rm_sha256": "abc"}))
+    (d / "rl_config.json").write_text(json.dumps(cfg | {"rm_sha256": rm_sha256}))
     (d / "rl_summary.json").write_text(json.dumps({"global_step": 2 if finished else 1}))
     sets = ["builtin:test:300:1,2", "x/svamp_heldout.jsonl", "x/gsm8k_test.jsonl"]
     evals = []
@@ -373,29 +375,56 @@ def test_the_comparison_and_its_preregistered_decisions(tmp_path):
     assert report.comparison(settings, runs, rows) is None and "regime" in report.comparison_table(None)
 
 
-def test_decisions_rest_on_three_seeds_of_every_number_and_pair_equal_budgets(tmp_path):
+def test_decisions_rest_on_three_seeds_of_the_numbers_they_use_and_pair_equal_budgets(tmp_path):
     settings = yaml.safe_load((HERE / "settings.yaml").read_text())
     settings["regime"] = "b64"
     runs = tmp_path / "runs"
     for s in range(3):
-        _fake_run(runs / f"b64-s{s}", acc_end=0.75, pos_wrong=0.0, rm_right_end=4)
+        _fake_run(runs / f"b64-s{s}", acc_end=0.75, pos_wrong=0.0, rm_right_end=4, rm_sha256=None)  # rule: no RM
+        _fake_run(runs / f"model-s{s}", acc_end=0.25, pos_wrong=0.9, rm_right_end=4)
+        _fake_run(runs / f"model_strong-s{s}", acc_end=0.75, pos_wrong=0.1, rm_right_end=4)
         _fake_run(runs / f"cooper_paper-s{s}", acc_end=0.75, pos_wrong=0.8, rm_right_end=4)
         _fake_run(runs / f"cooper_paper_noscale-s{s}", acc_end=0.25 if s == 2 else 0.75, pos_wrong=0.3, rm_right_end=4)
+        _fake_run(runs / f"cooper_ref_bin-s{s}", acc_end=0.75, pos_wrong=0.0, rm_right_end=4)
     rows = {d.name: report.run_report(d, d.name) for d in sorted(runs.iterdir())}
-    verdict = report.comparison(settings, runs, rows)["decisions"]["section4"]["verdict"]
-    # the paper's arm never collapsed, so collapse is not tested, but the unscaled arm's collapse is said
-    assert verdict.startswith("prediction 1 holds") and "prediction 2 fails" in verdict and "in 1 seed" in verdict
-    (runs / "cooper_paper_noscale-s1" / "eval" / "step-2" / "samples.jsonl").unlink()  # a seed's samples lost
     d = report.comparison(settings, runs, rows)["decisions"]
-    assert d["section4"] == {"verdict": "undetermined: cooper_paper_noscale lack a seed's samples or RM scores"}
-    assert "lack" not in json.dumps(d["regime_target"])  # rule's numbers are whole
-    _fake_run(runs / "cooper_paper_noscale-s1", acc_end=0.75, pos_wrong=0.3, rm_right_end=4)
+    # the paper's arm never collapsed, so collapse is not tested, but the unscaled arm's collapse is said
+    verdict = d["section4"]["verdict"]
+    assert verdict.startswith("prediction 1 holds") and "prediction 2 fails" in verdict and "in 1 seed" in verdict
+    assert "targets" in d["section5"] and d["regime_target"]["meets_target"]  # rule's RM-less runs are whole
+
+    # a step logged twice counts once, its last record (a resumed run)
+    with open(runs / "cooper_paper-s0" / "metrics.jsonl", "a") as f:
+        f.write(
+            json.dumps({"step": 1, "signal/pos_adv_to_wrong": 0.2, "reward_mean": 0.5, "rule_accuracy": 0.5}) + "\n"
+        )
+    c = report.comparison(settings, runs, rows)["conditions"]["cooper_paper"]
+    assert c["mechanism"][0]["pos_adv_to_wrong_q1"] == 0.2  # the first quarter of 2 steps: step 1, as logged last
+
+    (runs / "cooper_ref_bin-s1" / "eval" / "step-2" / "samples.jsonl").unlink()  # a seed's samples lost
+    (runs / "cooper_paper-s2" / "eval" / "step-2" / "rm_scores.json").unlink()  # and a seed's RM scores
+    (runs / "b64-s0" / "eval" / "step-2" / "samples.jsonl").unlink()
+    d = report.comparison(settings, runs, rows)["decisions"]
+    assert d["section5"]["verdict"] == (
+        "undetermined: fewer than 3 seeds in model - rule; model_strong - rule; cooper_paper - rule; "
+        "cooper_ref_bin - rule; cooper_paper's RM change"  # rule's seed 0 pairs with no one now
+    )
+    assert d["regime_target"]["verdict"].startswith("undetermined: fewer than 3 seeds in rule's built-in test gain")
+    # §4 uses neither samples nor RM scores: judged (seed 0's step 1 now pays 0.2 < 0.3 to wrong rollouts)
+    assert d["section4"]["verdict"].startswith("prediction 1 fails in 1 seed")
+
+    for name in ("b64-s0", "cooper_ref_bin-s1", "cooper_paper-s2"):
+        _fake_run(runs / name, acc_end=0.75, pos_wrong=0.0, rm_right_end=4, rm_sha256=None if "b64" in name else "abc")
+    (runs / "b64-s2").rename(tmp_path / "gone")  # a seed rule lacks: the others are not paired, not an error
     (runs / "cooper_paper-s0" / "eval" / "step-2").rename(runs / "cooper_paper-s0" / "eval" / "step-3")
     ev = [json.loads(x) for x in (runs / "cooper_paper-s0" / "evals.jsonl").read_text().splitlines()]
-    ev[-1]["step"] = 3  # another budget than rule's seed 0: no paired difference
-    (runs / "cooper_paper-s0" / "evals.jsonl").write_text("".join(json.dumps(e) + "\n" for e in ev))
-    with pytest.raises(ValueError, match="cooper_paper: seeds \\[0\\] end at another step"):
-        report.comparison(settings, runs, rows)
+    ev[-1]["step"] = 3  # another budget than rule's seed 0: no paired difference, and no abort
+    (runs / "cooper_paper-s0" / "evals.jsonl").write_text("".join(json.dumps(e) + "\n" for e in ev[::-1]))
+    c = report.comparison(settings, runs, rows)
+    paper = c["conditions"]["cooper_paper"]
+    assert paper["unpaired_with_rule"] == [0] and paper["vs_rule"]["mean of sets"]["n_seeds"] == 1  # seed 1 only
+    assert paper["end"]["mean of sets"]["n_seeds"] == 3  # its own numbers at its last (largest) step, records reversed
+    assert c["decisions"]["section5"] is None  # rule has 2 of its 3 seeds
 
 
 def test_the_comparison_figure_draws_finished_runs_only(tmp_path):
@@ -408,6 +437,16 @@ def test_the_comparison_figure_draws_finished_runs_only(tmp_path):
     assert not report.comparison_figure(settings, runs, png) and not png.exists()  # no regime: no comparison
     settings["regime"] = "b64"
     assert report.condition_runs(settings, runs)["model"] == {}  # unfinished: not drawn
+    assert report.comparison_figure(settings, runs, png) and png.read_bytes()[:4] == b"\x89PNG"
+    # seeds whose evaluations differ: one without the RM's accuracy at step 0, one without the built-in set at its end
+    for seed in (1, 2):
+        _fake_run(runs / f"model-s{seed}", acc_end=0.25, pos_wrong=0.9, rm_right_end=4)
+    evals = runs / "model-s1" / "evals.jsonl"
+    ev = [json.loads(x) for x in evals.read_text().splitlines()]
+    del ev[0]["rm"]
+    ev[1]["policy"] = {k: v for k, v in ev[1]["policy"].items() if "builtin" not in k}
+    evals.write_text("".join(json.dumps(e) + "\n" for e in ev))
+    png.unlink()
     assert report.comparison_figure(settings, runs, png) and png.read_bytes()[:4] == b"\x89PNG"
 
 
