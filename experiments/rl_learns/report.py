@@ -345,10 +345,20 @@ def condition_runs(settings: dict, runs_dir: Path) -> dict[str, dict[int, Path]]
     return out
 
 
+# the comparison figure's panels: key -> (title, y label); evaluations (markers) or training steps (5-step averages)
+PANELS = {
+    "held": ("held-out: built-in test", "avg@k (%)"),
+    "reward": ("training reward (the condition's own)", "mean reward"),
+    "acc": ("rule accuracy of the rollouts", "%"),
+    "length": ("completion length of the rollouts", "tokens"),
+    "rm_acc": ("the RM's accuracy on the labelled set", "%"),
+    "rm_wrong": ("wrong rows of the labelled set the RM accepts", "%"),
+}
+
+
 def comparison_figure(settings: dict, runs_dir: Path, path: Path) -> bool:
-    """The comparison over training, one colour per condition (thin: each seed; thick: the mean over seeds):
-    built-in held-out accuracy, the training reward, the rollouts' rule accuracy (moving averages over 5 steps) and
-    the RM's accuracy on the labelled set. False (nothing written) before any condition has a finished run."""
+    """The comparison over training, one colour per condition (thin: each seed; thick: the mean over seeds at the
+    steps they share): PANELS. False (nothing written) before any condition has a finished run."""
     runs = {c: r for c, r in condition_runs(settings, runs_dir).items() if r}
     if not runs:
         return False
@@ -359,42 +369,39 @@ def comparison_figure(settings: dict, runs_dir: Path, path: Path) -> bool:
 
     from cooper_rl.plot import moving_average
 
-    fig, axes = plt.subplots(2, 2, figsize=(13, 8.5))
-    (held, rew), (acc, rm) = axes
+    fig, grid = plt.subplots(2, 3, figsize=(17, 8.5))
+    axes = dict(zip(PANELS, grid.flat))
     colours = plt.get_cmap("tab10").colors
     for i, (cond, by_seed) in enumerate(runs.items()):
         colour, curves = colours[i % 10], defaultdict(list)
         for d in by_seed.values():
             evals = {e["step"]: e for e in read_jsonl(d / "evals.jsonl")}  # a step evaluated again: its last
             per_step = {r["step"]: r for r in read_jsonl(d / "metrics.jsonl")}
-            steps = sorted(evals)
-            built = {t: next((v["avg@k_strict"] for k, v in evals[t]["policy"].items() if "builtin:test" in k), None) for t in steps}  # fmt: skip
-            bt_steps = [t for t in steps if built[t] is not None]
             ms = sorted(per_step)
-            series = {
-                "held": (bt_steps, [100 * built[t] for t in bt_steps]),
-                "rew": (ms, moving_average([per_step[t]["reward_mean"] for t in ms], 5)),
-                "acc": (ms, moving_average([100 * per_step[t]["rule_accuracy"] for t in ms], 5)),
+            built = {t: next((v["avg@k_strict"] for k, v in e["policy"].items() if "builtin:test" in k), None) for t, e in evals.items()}  # fmt: skip
+            errors = {t: rm_errors(d, t) for t in evals}
+            series = {  # (steps, values)
+                "held": [(t, 100 * built[t]) for t in sorted(evals) if built[t] is not None],
+                "rm_acc": [(t, 100 * evals[t]["rm"]["accuracy"]) for t in sorted(evals) if evals[t].get("rm")],
+                "rm_wrong": [(t, errors[t][0]) for t in sorted(evals) if errors[t] is not None],
             }
-            if rm_steps := [t for t in steps if evals[t].get("rm")]:  # static and Cooper RMs (rule has none)
-                series["rm"] = (rm_steps, [100 * evals[t]["rm"]["accuracy"] for t in rm_steps])
-            for key, (xs, ys) in series.items():
-                ax = {"held": held, "rew": rew, "acc": acc, "rm": rm}[key]
-                ax.plot(xs, ys, color=colour, lw=0.7, alpha=0.45, marker="o" if key in ("held", "rm") else None, ms=3)
-                curves[key].append((xs, ys))
-        for key, seeds in curves.items():  # the mean over seeds at the steps they all have
-            shared = sorted(set.intersection(*(set(xs) for xs, _ in seeds)))
-            at = [dict(zip(xs, ys)) for xs, ys in seeds]
-            ax = {"held": held, "rew": rew, "acc": acc, "rm": rm}[key]
-            ax.plot(shared, [mean(a[t] for a in at) for t in shared], color=colour, lw=2.2,
-                    label=f"{cond} ({len(seeds)} seed{'s' if len(seeds) > 1 else ''})")  # fmt: skip
-    held.set(xlabel="step", ylabel="avg@k (%)", title="held-out: built-in test")
-    rew.set(xlabel="step", ylabel="mean reward", title="training reward (the condition's own reward)")
-    acc.set(xlabel="step", ylabel="%", title="rule accuracy of the rollouts")
-    rm.set(xlabel="step", ylabel="%", title="the RM's accuracy on the labelled set")
-    held.legend(fontsize=8)
-    for ax in axes.flat:
-        ax.grid(alpha=0.3)
+            for key, field, scale in (("reward", "reward_mean", 1), ("acc", "rule_accuracy", 100), ("length", "completion_length", 1)):  # fmt: skip
+                xs = [t for t in ms if per_step[t].get(field) is not None]
+                series[key] = list(zip(xs, moving_average([scale * per_step[t][field] for t in xs], 5)))
+            for key, points in series.items():
+                if points:  # rule has no RM
+                    xs, ys = zip(*points)
+                    marker = "o" if key in ("held", "rm_acc", "rm_wrong") else None
+                    axes[key].plot(xs, ys, color=colour, lw=0.7, alpha=0.45, marker=marker, ms=3)
+                    curves[key].append(dict(points))
+        for key, seeds in curves.items():
+            shared = sorted(set.intersection(*(set(a) for a in seeds)))
+            axes[key].plot(shared, [mean(a[t] for a in seeds) for t in shared], color=colour, lw=2.2,
+                           label=f"{cond} ({len(seeds)} seed{'s' if len(seeds) > 1 else ''})")  # fmt: skip
+    for key, (title, ylabel) in PANELS.items():
+        axes[key].set(xlabel="step", ylabel=ylabel, title=title)
+        axes[key].grid(alpha=0.3)
+    axes["held"].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -424,6 +431,19 @@ def per_set(per_seed: list[dict | None], bounds: tuple[float, float] = (-100.0, 
     sets = sorted({ds for p in per_seed if p for ds in p})
     out = {set_name(ds): interval([{ds: p[ds]} for p in per_seed if p and ds in p], bounds) for ds in sets}
     return out | {"mean of sets": interval(per_seed, bounds)}
+
+
+def rm_errors(d: Path, step: int) -> tuple[float, float] | None:
+    """(% of the labelled set's wrong rows the RM accepts, % of its right rows it rejects) at `step`, from the
+    per-row scores (score >= 0.5 accepts), or None where they are missing. Accuracy alone hides a trade between the
+    two: an RM can gain accuracy by accepting more, wrong rows included."""
+    f = d / "eval" / f"step-{step}" / "rm_scores.json"
+    if not f.is_file():
+        return None
+    r = json.loads(f.read_text())
+    wrong = [sc >= 0.5 for sc, y in zip(r["scores"], r["labels"]) if not y]
+    right = [sc < 0.5 for sc, y in zip(r["scores"], r["labels"]) if y]
+    return 100 * sum(wrong) / max(1, len(wrong)), 100 * sum(right) / max(1, len(right))
 
 
 def rm_change(d: Path, last: int) -> tuple[float | None, dict | None]:
@@ -499,6 +519,13 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
             for step, e in {e["step"]: e for e in ev if e.get("rm")}.items():  # once per step (the last, if resumed)
                 rm_acc.setdefault(step, []).append(100 * e["rm"]["accuracy"])
         with_rm = [s for s in runs if rm[s][1] is not None]
+        errors: dict[int, list] = {}  # step: the seeds' (wrong accepted, right rejected)
+        errors_by_seed: dict[int, dict] = {}
+        for s, d in runs.items():
+            for step in sorted({e["step"] for e in evals[s]}):
+                if (e := rm_errors(d, step)) is not None:
+                    errors.setdefault(step, []).append(e)
+                    errors_by_seed.setdefault(s, {})[step] = {"wrong_accepted": e[0], "right_rejected": e[1]}
         cfgs = {s: json.loads((d / "rl_config.json").read_text()) for s, d in runs.items()}
         out[cond] = {
             "runs": [d.name for d in runs.values()],
@@ -523,6 +550,15 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
                 if d.name in rows
             },
             "rm_accuracy_by_step": {st: mean(v) for st, v in sorted(rm_acc.items())},
+            "rm_errors_by_step": {  # means over the seeds with per-row scores at that step
+                st: {
+                    "wrong_accepted": mean(w for w, _ in v),
+                    "right_rejected": mean(r for _, r in v),
+                    "n_seeds": len(v),
+                }
+                for st, v in sorted(errors.items())
+            },
+            "rm_errors_by_seed": errors_by_seed,
             "rm_change": {
                 "mean": mean(rm[s][0] for s in with_rm),
                 "by_seed": {s: rm[s][0] for s in with_rm},
@@ -687,12 +723,12 @@ def comparison_table(comp: dict | None) -> str:
     lines = [
         f"Regime `{comp['regime']}`; finished runs only; 95 % CIs over seeds and problems (with one seed, over problems only).",
         "",
-        "| condition | seeds | collapsed | built-in test | SVAMP | GSM8K | mean of sets | gain over step 0 (mean of sets) | built-in gain | − rule (mean of sets) | RM accuracy: start → end (change, 95 % CI) | pos. advantage to wrong, 1st quarter | mean abs advantage | KL, last quarter |",  # noqa: E501
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| condition | seeds | collapsed | built-in test | SVAMP | GSM8K | mean of sets | gain over step 0 (mean of sets) | built-in gain | − rule (mean of sets) | RM accuracy: start → end (change, 95 % CI) | RM accepts wrong / rejects right rows, %: start → end | pos. advantage to wrong, 1st quarter | mean abs advantage | KL, last quarter |",  # noqa: E501
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for n, r in comp["conditions"].items():
         if not r["seeds"]:
-            lines.append(f"| {n} | 0 |" + " - |" * 12)
+            lines.append(f"| {n} | 0 |" + " - |" * 13)
             continue
         acc = r["rm_accuracy_by_step"]
         ch = r["rm_change"]
@@ -704,13 +740,20 @@ def comparison_table(comp: dict | None) -> str:
                 rm += f" ({ch['mean']:+.1f}" + (
                     f", {ch['ci95'][0]:+.1f} … {ch['ci95'][1]:+.1f})" if ch["ci95"] else ")"
                 )
+        err, errs = r["rm_errors_by_step"], "-"
+        if err:
+            first, last = (err[k] for k in (min(err, key=int), max(err, key=int)))
+            errs = (
+                f"{first['wrong_accepted']:.1f} / {first['right_rejected']:.1f} → "
+                f"{last['wrong_accepted']:.1f} / {last['right_rejected']:.1f}"
+            )
         mech = r["mechanism"].values()
         m = lambda k, form, mech=mech: fmt(mean(x[k] for x in mech), form)  # noqa: E731
         lines.append(
             f"| {n} | {len(r['seeds'])} | {len(r['collapsed'])} | {cell(r['end'].get('built-in test'))} | "
             f"{cell(r['end'].get('SVAMP'))} | {cell(r['end'].get('GSM8K'))} | {cell(r['end']['mean of sets'])} | "
             f"{signed(r['gain']['mean of sets'])} | {signed(r['gain'].get('built-in test'))} | "
-            f"{signed((r['vs_rule'] or {}).get('mean of sets'))} | {rm} | "
+            f"{signed((r['vs_rule'] or {}).get('mean of sets'))} | {rm} | {errs} | "
             f"{m('pos_adv_to_wrong_q1', '{:.2f}')} | {m('mean_abs_advantage', '{:.2f}')} | {m('kl_last_quarter', '{:.4f}')} |"
         )
     if comp["regime_scale_rewards"] != "group":  # predictions.md, addendum of 2026-12-02

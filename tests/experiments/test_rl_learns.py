@@ -332,6 +332,11 @@ def test_the_comparison_and_its_preregistered_decisions(tmp_path):
     assert model["collapsed"] == [0, 1] and paper["collapsed"] == [0]  # 25 points below step 0's 50 %
     assert paper["rm_change"]["by_seed"] == {0: -50.0, 1: -50.0, 2: -50.0} and paper["rm_accuracy_by_step"] == {0: 100.0, 2: 50.0}  # fmt: skip
     assert paper["mechanism"][0]["pos_adv_to_wrong_q1"] == 0.8 and paper["mechanism"][0]["kl_last_quarter"] == 0.03
+    # its RM flipped one right and one wrong row of the 4: accuracy hides which way it errs, these do not
+    assert paper["rm_errors_by_step"] == {
+        0: {"wrong_accepted": 0.0, "right_rejected": 0.0, "n_seeds": 3},
+        2: {"wrong_accepted": 50.0, "right_rejected": 50.0, "n_seeds": 3},
+    }
     noscale = c["conditions"]["cooper_paper_noscale"]["mechanism"][0]["mean_abs_advantage"]
     assert abs(noscale - 0.2) < 1e-9  # rewards 0.2, 0.6 unscaled: |A| = 0.2
     assert abs(paper["mechanism"][0]["mean_abs_advantage"] - 0.2 / (0.4 / 2**0.5 + 1e-4)) < 1e-6  # std-scaled
@@ -342,6 +347,7 @@ def test_the_comparison_and_its_preregistered_decisions(tmp_path):
     assert t["meets_target"] and t["built_in_gain"]["mean"] == 25.0 and t["SVAMP_gain"]["ci95"][0] > 0
     table = report.comparison_table(c)
     assert "| cooper_paper | 3 | 1 |" in table and "supported" in table and "**met**" in table
+    assert "| 0.0 / 0.0 → 50.0 / 50.0 |" in table
 
     # every condition complete: §5's targets and predictions
     _fake_run(runs / "cooper_ref_bin-s2", acc_end=1.0, pos_wrong=0.0, rm_right_end=4)
