@@ -3,6 +3,7 @@ the learning signal, the training accuracy's slope, held-out gains with 95 % int
 
   python experiments/rl_learns/report.py      # writes results/table.md, summary.json, learning.png, comparison.png
                                               # (summary.json: {runs, pick, comparison}: every number of the report)
+                                              # and the comparison table into docs/RESULTS.md between its markers
 
 Per run:
   informative groups / step   GRPO groups with reward spread per optimizer step (from the logged rollouts: every
@@ -23,6 +24,7 @@ Per run:
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import statistics
@@ -433,6 +435,7 @@ def per_set(per_seed: list[dict | None], bounds: tuple[float, float] = (-100.0, 
     return out | {"mean of sets": interval(per_seed, bounds)}
 
 
+@functools.cache  # the comparison and its figure both ask; a report reads each evaluation once
 def rm_errors(d: Path, step: int) -> tuple[float, float] | None:
     """(% of the labelled set's wrong rows the RM accepts, % of its right rows it rejects) at `step`, from the
     per-row scores (score >= 0.5 accepts), or None where they are missing. Accuracy alone hides a trade between the
@@ -950,6 +953,24 @@ def split_runs(rows: dict, settings: dict) -> tuple[dict, dict]:
     return {n: r for n, r in rows.items() if n not in conditions}, conditions
 
 
+DOC = HERE.parents[1] / "docs" / "RESULTS.md"
+
+
+def sync_doc(doc: Path, name: str, text: str) -> bool:
+    """Replace what stands between `<!-- report.py:name -->` and `<!-- /report.py:name -->` in `doc` by `text`
+    (atomically); True if the file changed. A doc without exactly one pair of the markers, in order, is an error
+    naming the file and the marker: the report never guesses where a table goes."""
+    start, end = f"<!-- report.py:{name} -->", f"<!-- /report.py:{name} -->"
+    old = doc.read_text()
+    if old.count(start) != 1 or old.count(end) != 1 or old.index(start) > old.index(end):
+        raise ValueError(f"{doc}: needs exactly one {start} followed by one {end} (found {old.count(start)} and {old.count(end)})")  # fmt: skip
+    head, rest = old.split(start)
+    new = head + start + "\n" + text.strip("\n") + "\n" + end + rest.split(end, 1)[1]
+    if new != old:
+        atomic_write_text(doc, new)
+    return new != old
+
+
 def main():
     results = HERE / "results"
     rows = {}
@@ -997,6 +1018,9 @@ def main():
         + "\n## The monitor, out of sample (thresholds frozen in monitor.yaml)\n\n"
         + monitor_table(rows),
     )
+    only_table = "\n".join(line for line in comparison_table(comp).splitlines() if line.startswith("|"))
+    if sync_doc(DOC, "comparison", only_table):
+        print(f"updated the comparison table in {DOC}")
     print(table(sweep))
 
 

@@ -76,4 +76,4 @@ def test_the_rl_learns_comparison_in_results_md_is_the_reports_as_it_is_now():
     report = (ROOT / "experiments/rl_learns/results/table.md").read_text()
     (reported,) = [t for t in tables(report) if t[0].startswith("| condition | seeds | collapsed |")]
     (copied,) = [t for t in tables(section) if t[0].startswith("| condition | seeds | collapsed |")]
-    assert copied == reported, "RESULTS.md's comparison table differs from results/table.md: rerun report.py, copy it"
+    assert copied == reported, "RESULTS.md's comparison table differs from results/table.md: rerun report.py"

@@ -637,3 +637,17 @@ def test_rm_pairs_per_update_count_calls_without_pairs_as_zero(tmp_path):
     assert report.rm_pairs_quarters(tmp_path / "cooper-run", [1, 2], cooper=True) is None
     row = {"rm_pairs_per_update_quarters": None, "steps": 2, "finished": False, "monitor": {}}
     assert "not logged" in report.condition_runs_table({"cooper-run": row})
+
+
+def test_the_report_writes_its_table_between_the_docs_markers_only(tmp_path):
+    doc = tmp_path / "RESULTS.md"
+    doc.write_text("intro\n<!-- report.py:comparison -->\n| old |\n<!-- /report.py:comparison -->\nafter\n")
+    assert report.sync_doc(doc, "comparison", "| a |\n|---|\n| 1 |\n")
+    assert doc.read_text() == "intro\n<!-- report.py:comparison -->\n| a |\n|---|\n| 1 |\n<!-- /report.py:comparison -->\nafter\n"  # fmt: skip
+    assert not report.sync_doc(doc, "comparison", "| a |\n|---|\n| 1 |")  # the same table: the file is left alone
+    for broken in ("no markers\n", "<!-- /report.py:comparison -->\n<!-- report.py:comparison -->\n",
+                   "<!-- report.py:comparison -->\n<!-- report.py:comparison -->\n<!-- /report.py:comparison -->\n"):  # fmt: skip
+        doc.write_text(broken)
+        with pytest.raises(ValueError, match="RESULTS.md: needs exactly one <!-- report.py:comparison -->"):
+            report.sync_doc(doc, "comparison", "| a |")
+        assert doc.read_text() == broken
