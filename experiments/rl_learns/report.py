@@ -353,7 +353,7 @@ PANELS = {
     "reward": ("training reward (the condition's own)", "mean reward"),
     "acc": ("rule accuracy of the rollouts", "%"),
     "length": ("completion length of the rollouts", "tokens"),
-    "rm_acc": ("the RM's accuracy on the labelled set", "%"),
+    "rm_acc": ("the RM on the labelled set: accuracy (solid), AUROC x 100 (dashed)", "%"),
     "rm_wrong": ("wrong rows of the labelled set the RM accepts", "%"),
 }
 
@@ -385,6 +385,11 @@ def comparison_figure(settings: dict, runs_dir: Path, path: Path) -> bool:
             series = {  # (steps, values)
                 "held": [(t, 100 * built[t]) for t in sorted(evals) if built[t] is not None],
                 "rm_acc": [(t, 100 * evals[t]["rm"]["accuracy"]) for t in sorted(evals) if evals[t].get("rm")],
+                "rm_auc": [
+                    (t, 100 * evals[t]["rm"]["auroc"])
+                    for t in sorted(evals)
+                    if (evals[t].get("rm") or {}).get("auroc") is not None
+                ],  # fmt: skip
                 "rm_wrong": [(t, errors[t][0]) for t in sorted(evals) if errors[t] is not None],
             }
             for key, field, scale in (("reward", "reward_mean", 1), ("acc", "rule_accuracy", 100), ("length", "completion_length", 1)):  # fmt: skip
@@ -393,13 +398,15 @@ def comparison_figure(settings: dict, runs_dir: Path, path: Path) -> bool:
             for key, points in series.items():
                 if points:  # rule has no RM
                     xs, ys = zip(*points)
-                    marker = "o" if key in ("held", "rm_acc", "rm_wrong") else None
-                    axes[key].plot(xs, ys, color=colour, lw=0.7, alpha=0.45, marker=marker, ms=3)
+                    marker = "o" if key in ("held", "rm_acc", "rm_auc", "rm_wrong") else None
+                    ax, style = (axes["rm_acc"], "--") if key == "rm_auc" else (axes[key], "-")
+                    ax.plot(xs, ys, style, color=colour, lw=0.7, alpha=0.45, marker=marker, ms=3)
                     curves[key].append(dict(points))
         for key, seeds in curves.items():
             shared = sorted(set.intersection(*(set(a) for a in seeds)))
-            axes[key].plot(shared, [mean(a[t] for a in seeds) for t in shared], color=colour, lw=2.2,
-                           label=f"{cond} ({len(seeds)} seed{'s' if len(seeds) > 1 else ''})")  # fmt: skip
+            ax, style = (axes["rm_acc"], "--") if key == "rm_auc" else (axes[key], "-")
+            ax.plot(shared, [mean(a[t] for a in seeds) for t in shared], style, color=colour, lw=2.2,
+                    label=f"{cond} ({len(seeds)} seed{'s' if len(seeds) > 1 else ''})" if key != "rm_auc" else None)  # fmt: skip
     for key, (title, ylabel) in PANELS.items():
         axes[key].set(xlabel="step", ylabel=ylabel, title=title)
         axes[key].grid(alpha=0.3)
@@ -518,9 +525,12 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
             except ValueError as e:  # the RM's evaluation set changed within the run: no paired change
                 rm[s], refused[s] = (None, None), str(e)
         rm_acc: dict[int, list] = {}
+        rm_auroc: dict[int, list] = {}  # threshold-free: did the RM rank better, or only move its 0.5?
         for ev in evals.values():
             for step, e in {e["step"]: e for e in ev if e.get("rm")}.items():  # once per step (the last, if resumed)
                 rm_acc.setdefault(step, []).append(100 * e["rm"]["accuracy"])
+                if e["rm"].get("auroc") is not None:
+                    rm_auroc.setdefault(step, []).append(e["rm"]["auroc"])
         with_rm = [s for s in runs if rm[s][1] is not None]
         errors: dict[int, list] = {}  # step: the seeds' (wrong accepted, right rejected)
         errors_by_seed: dict[int, dict] = {}
@@ -553,6 +563,7 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
                 if d.name in rows
             },
             "rm_accuracy_by_step": {st: mean(v) for st, v in sorted(rm_acc.items())},
+            "rm_auroc_by_step": {st: mean(v) for st, v in sorted(rm_auroc.items())},
             "rm_errors_by_step": {  # means over the seeds with per-row scores at that step
                 st: {
                     "wrong_accepted": mean(w for w, _ in v),
@@ -726,12 +737,12 @@ def comparison_table(comp: dict | None) -> str:
     lines = [
         f"Regime `{comp['regime']}`; finished runs only; 95 % CIs over seeds and problems (with one seed, over problems only).",
         "",
-        "| condition | seeds | collapsed | built-in test | SVAMP | GSM8K | mean of sets | gain over step 0 (mean of sets) | built-in gain | − rule (mean of sets) | RM accuracy: start → end (change, 95 % CI) | RM accepts wrong / rejects right rows, %: start → end | pos. advantage to wrong, 1st quarter | mean abs advantage | KL, last quarter |",  # noqa: E501
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| condition | seeds | collapsed | built-in test | SVAMP | GSM8K | mean of sets | gain over step 0 (mean of sets) | built-in gain | − rule (mean of sets) | RM accuracy: start → end (change, 95 % CI) | RM AUROC: start → end | RM accepts wrong / rejects right rows, %: start → end | pos. advantage to wrong, 1st quarter | mean abs advantage | KL, last quarter |",  # noqa: E501
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for n, r in comp["conditions"].items():
         if not r["seeds"]:
-            lines.append(f"| {n} | 0 |" + " - |" * 13)
+            lines.append(f"| {n} | 0 |" + " - |" * 14)
             continue
         acc = r["rm_accuracy_by_step"]
         ch = r["rm_change"]
@@ -743,6 +754,8 @@ def comparison_table(comp: dict | None) -> str:
                 rm += f" ({ch['mean']:+.1f}" + (
                     f", {ch['ci95'][0]:+.1f} … {ch['ci95'][1]:+.1f})" if ch["ci95"] else ")"
                 )
+        auc = r.get("rm_auroc_by_step") or {}
+        aucs = f"{auc[min(auc, key=int)]:.3f} → {auc[max(auc, key=int)]:.3f}" if auc else "-"
         err, errs = r["rm_errors_by_step"], "-"
         if err:
             first, last = (err[k] for k in (min(err, key=int), max(err, key=int)))
@@ -756,7 +769,7 @@ def comparison_table(comp: dict | None) -> str:
             f"| {n} | {len(r['seeds'])} | {len(r['collapsed'])} | {cell(r['end'].get('built-in test'))} | "
             f"{cell(r['end'].get('SVAMP'))} | {cell(r['end'].get('GSM8K'))} | {cell(r['end']['mean of sets'])} | "
             f"{signed(r['gain']['mean of sets'])} | {signed(r['gain'].get('built-in test'))} | "
-            f"{signed((r['vs_rule'] or {}).get('mean of sets'))} | {rm} | {errs} | "
+            f"{signed((r['vs_rule'] or {}).get('mean of sets'))} | {rm} | {aucs} | {errs} | "
             f"{m('pos_adv_to_wrong_q1', '{:.2f}')} | {m('mean_abs_advantage', '{:.2f}')} | {m('kl_last_quarter', '{:.4f}')} |"
         )
     if comp["regime_scale_rewards"] != "group":  # predictions.md, addendum of 2026-12-02

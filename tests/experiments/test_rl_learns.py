@@ -298,7 +298,9 @@ def _fake_run(
         labels = [1, 0, 1, 0]
         scores = [float(y) if i < right else 1.0 - y for i, y in enumerate(labels)]
         (e / "rm_scores.json").write_text(json.dumps({"labels": labels, "scores": scores}))
-        evals.append({"step": step, "policy": {s: {"avg@k_strict": acc} for s in sets}, "rm": {"accuracy": right / 4}})
+        auroc = {4: 1.0, 2: 0.5}.get(right)  # these scores' AUROC: all 4 rows right, or one right and one wrong flipped
+        rm = {"accuracy": right / 4, "auroc": auroc}
+        evals.append({"step": step, "policy": {s: {"avg@k_strict": acc} for s in sets}, "rm": rm})
     (d / "evals.jsonl").write_text("".join(json.dumps(e) + "\n" for e in evals))
     metrics = [{"step": s, "signal/pos_adv_to_wrong": pos_wrong, "reward_mean": acc_end, "rule_accuracy": acc_end} for s in (1, 2)]  # fmt: skip
     (d / "metrics.jsonl").write_text("".join(json.dumps(m) + "\n" for m in metrics))
@@ -348,6 +350,7 @@ def test_the_comparison_and_its_preregistered_decisions(tmp_path):
     table = report.comparison_table(c)
     assert "| cooper_paper | 3 | 1 |" in table and "supported" in table and "**met**" in table
     assert "| 0.0 / 0.0 → 50.0 / 50.0 |" in table
+    assert paper["rm_auroc_by_step"] == {0: 1.0, 2: 0.5} and "| 1.000 → 0.500 |" in table  # threshold-free too
 
     # every condition complete: §5's targets and predictions
     _fake_run(runs / "cooper_ref_bin-s2", acc_end=1.0, pos_wrong=0.0, rm_right_end=4)
