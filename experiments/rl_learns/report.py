@@ -389,7 +389,7 @@ def comparison_figure(settings: dict, runs_dir: Path, path: Path) -> bool:
                     (t, 100 * evals[t]["rm"]["auroc"])
                     for t in sorted(evals)
                     if (evals[t].get("rm") or {}).get("auroc") is not None
-                ],  # fmt: skip
+                ],
                 "rm_wrong": [(t, errors[t][0]) for t in sorted(evals) if errors[t] is not None],
             }
             for key, field, scale in (("reward", "reward_mean", 1), ("acc", "rule_accuracy", 100), ("length", "completion_length", 1)):  # fmt: skip
