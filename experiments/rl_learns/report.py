@@ -373,6 +373,10 @@ def comparison_figure(settings: dict, runs_dir: Path, path: Path) -> bool:
 
     fig, grid = plt.subplots(2, 3, figsize=(17, 8.5))
     axes = dict(zip(PANELS, grid.flat))
+
+    def where(key):  # (axis, line style): the RM's AUROC shares the accuracy panel, dashed
+        return (axes["rm_acc"], "--") if key == "rm_auc" else (axes[key], "-")
+
     colours = plt.get_cmap("tab10").colors
     for i, (cond, by_seed) in enumerate(runs.items()):
         colour, curves = colours[i % 10], defaultdict(list)
@@ -399,12 +403,12 @@ def comparison_figure(settings: dict, runs_dir: Path, path: Path) -> bool:
                 if points:  # rule has no RM
                     xs, ys = zip(*points)
                     marker = "o" if key in ("held", "rm_acc", "rm_auc", "rm_wrong") else None
-                    ax, style = (axes["rm_acc"], "--") if key == "rm_auc" else (axes[key], "-")
+                    ax, style = where(key)
                     ax.plot(xs, ys, style, color=colour, lw=0.7, alpha=0.45, marker=marker, ms=3)
                     curves[key].append(dict(points))
         for key, seeds in curves.items():
             shared = sorted(set.intersection(*(set(a) for a in seeds)))
-            ax, style = (axes["rm_acc"], "--") if key == "rm_auc" else (axes[key], "-")
+            ax, style = where(key)
             ax.plot(shared, [mean(a[t] for a in seeds) for t in shared], style, color=colour, lw=2.2,
                     label=f"{cond} ({len(seeds)} seed{'s' if len(seeds) > 1 else ''})" if key != "rm_auc" else None)  # fmt: skip
     for key, (title, ylabel) in PANELS.items():
