@@ -32,6 +32,7 @@ import fcntl
 import gzip
 import hashlib
 import json
+import logging
 import os
 import shutil
 import signal
@@ -299,13 +300,18 @@ def trainer_log(out: Path, dst: Path, previous: Path | None = None) -> None:
     dst/trainer_log.jsonl (the run dir keeps it only inside checkpoints); without a readable checkpoint, `previous`
     (the last copy) is kept."""
 
+    from cooper_rl.trainer_hooks import log as hooks_log
     from cooper_rl.trainer_hooks import resolve_checkpoint  # the newest complete checkpoint, as a resume takes it
 
+    level = hooks_log.level
+    hooks_log.setLevel(logging.ERROR)  # a checkpoint being written is normal here: no warning every minute
     try:
         ckpt = Path(resolve_checkpoint(out, "last"))
         history = json.loads((ckpt / "trainer_state.json").read_text())["log_history"]
     except (OSError, ValueError, KeyError):  # none yet, or one being written: the last copy stays
         history = None
+    finally:
+        hooks_log.setLevel(level)
     if history is not None:
         rows = [{k: h[k] for k in TRAINER_LOG_KEYS if k in h} for h in history if "step" in h and "loss" in h]
         (dst / "trainer_log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
