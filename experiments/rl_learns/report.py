@@ -460,6 +460,42 @@ def rm_errors(d: Path, step: int) -> tuple[float, float] | None:
     return 100 * sum(wrong) / max(1, len(wrong)), 100 * sum(right) / max(1, len(right))
 
 
+@functools.cache
+def wrong_row_kinds(data: str) -> tuple[str | None, ...]:
+    """Per row of the labelled set `data` (a path, relative to the repository or absolute): None for a right row,
+    else the wrong row's kind: its `source` (what wrote it) and whether the strict rule reads a final answer in it."""
+    from cooper_rl.verify import extract_answer
+
+    kinds = []
+    for i, r in enumerate(read_jsonl(HERE.parent.parent / data), 1):
+        if "label" not in r or "completion" not in r:
+            raise ValueError(f"{data}: row {i} has no label or completion")
+        answer = "an answer" if extract_answer(r["completion"], "strict") is not None else "no answer"
+        kinds.append(None if r["label"] else f"{r.get('source', '?')}, {answer}")
+    return tuple(kinds)
+
+
+@functools.cache
+def rm_accepts_wrong_by_kind(d: Path, step: int) -> dict[str, float] | None:
+    """{kind: % of the labelled set's wrong rows of that kind (wrong_row_kinds) the RM accepts at `step`}: does its
+    threshold move on rows like the policy's own, or on others? None where the per-row scores (or the set they
+    name) are missing."""
+    f = d / "eval" / f"step-{step}" / "rm_scores.json"
+    if not f.is_file():
+        return None
+    r = json.loads(f.read_text())
+    if not r.get("data"):
+        return None
+    kinds = wrong_row_kinds(r["data"])
+    if [k is None for k in kinds] != [bool(y) for y in r["labels"]]:
+        raise ValueError(f"{f}: its labels are not those of {r['data']} (was the set rebuilt?)")
+    accepted: dict[str, list[bool]] = defaultdict(list)
+    for k, sc in zip(kinds, r["scores"], strict=True):
+        if k is not None:
+            accepted[k].append(sc >= 0.5)
+    return {k: 100 * sum(v) / len(v) for k, v in sorted(accepted.items())}
+
+
 def rm_change(d: Path, last: int) -> tuple[float | None, dict | None]:
     """(change of the RM's accuracy on rm_eval_data from step 0 to `last`, in points; {row: change}) from the
     per-row scores, or (None, None) where they are missing."""
@@ -502,6 +538,16 @@ def mechanism(d: Path, cfg: dict) -> dict:
         "mean_abs_advantage": sum(adv) / len(adv) if adv else None,
         "kl_last_quarter": mean(kl[-max(1, len(kl) // 4) :]) if kl else None,
     }
+
+
+def by_kind(runs: dict[int, Path], evals: dict[int, list[dict]]) -> dict[int, dict[str, float]]:
+    """{step: {kind: mean over the seeds with per-row scores at that step of rm_accepts_wrong_by_kind}}."""
+    out: dict[int, dict[str, list[float]]] = {}
+    for s, d in runs.items():
+        for step in sorted({e["step"] for e in evals[s]}):
+            for k, v in (rm_accepts_wrong_by_kind(d, step) or {}).items():
+                out.setdefault(step, {}).setdefault(k, []).append(v)
+    return {st: {k: mean(v) for k, v in ks.items()} for st, ks in sorted(out.items())}
 
 
 def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
@@ -577,6 +623,7 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
                 for st, v in sorted(errors.items())
             },
             "rm_errors_by_seed": errors_by_seed,
+            "rm_accepts_wrong_by_kind_by_step": by_kind(runs, evals),
             "rm_change": {
                 "mean": mean(rm[s][0] for s in with_rm),
                 "by_seed": {s: rm[s][0] for s in with_rm},

@@ -312,6 +312,33 @@ def _fake_run(
     (d / "trainer_log.jsonl").write_text('{"step": 1, "kl": 0.01}\n{"step": 2, "kl": 0.03}\n')
 
 
+def test_wrong_rows_accepted_are_split_by_what_wrote_them(tmp_path):
+    data = tmp_path / "labelled.jsonl"
+    rows = [  # (label, source, completion): a right row, then wrong rows of two writers, with and without an answer
+        (1, "ref", "So it is \\boxed{4}."),
+        (0, "policy", "So it is \\boxed{5}."),
+        (0, "policy", "So it is \\boxed{6}."),
+        (0, "base", "So it is \\boxed{7}."),
+        (0, "base", "I think the apples are many."),
+    ]
+    data.write_text("".join(json.dumps({"label": y, "source": w, "completion": c}) + "\n" for y, w, c in rows))
+    d = tmp_path / "run"
+    (d / "eval" / "step-3").mkdir(parents=True)
+    scores = [0.9, 0.7, 0.1, 0.2, 0.6]  # accepts one of the policy's two wrong rows and the base's answerless one
+    r = {"data": str(data), "labels": [y for y, _, _ in rows], "scores": scores}
+    (d / "eval" / "step-3" / "rm_scores.json").write_text(json.dumps(r))
+    assert report.rm_accepts_wrong_by_kind(d, 3) == {
+        "base, an answer": 0.0,
+        "base, no answer": 100.0,
+        "policy, an answer": 50.0,
+    }
+    assert report.rm_accepts_wrong_by_kind(d, 4) is None  # no evaluation at that step
+    (d / "eval" / "step-5").mkdir()
+    (d / "eval" / "step-5" / "rm_scores.json").write_text(json.dumps(r | {"labels": [1, 1, 0, 0, 0]}))
+    with pytest.raises(ValueError, match="labels are not those of"):
+        report.rm_accepts_wrong_by_kind(d, 5)
+
+
 def test_the_comparison_and_its_preregistered_decisions(tmp_path):
     settings = yaml.safe_load((HERE / "settings.yaml").read_text())
     settings["regime"] = "b64"
