@@ -1,0 +1,145 @@
+"""Would the co-optimized RMs pay for the static RM's hack? (predictions.md, exploratory, 2026-12-05)
+
+  python experiments/rl_learns/hack_transfer.py     # ~1 min per RM on 2 cores; resumable (one eval-rm per RM)
+
+The rollouts of every finished `model` seed's last quarter of steps (the static weaker RM's hack: long completions,
+most without a final answer), labelled by the strict rule's verdict, are scored by `cooper eval-rm` with the weaker
+RM as every run starts from it and with each co-optimized RM this machine holds at its run's end
+(runs/rl_learns/<cooper condition>-s<seed>/rm; the RM weights are not committed). Writes
+results/hack_transfer.json (per RM: the share of rule-wrong rollouts it accepts, by whether the rule reads an answer,
+and its AUROC) and each RM's per-row scores beside it (results/hack_transfer/<rm>.scores.jsonl.gz).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from cooper_rl.io import atomic_write_json, file_sha256, read_jsonl, write_jsonl
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+from rundirs import finished_run  # noqa: E402
+
+RESULTS = HERE / "results"
+WORK = ROOT / "runs" / "rl_learns" / "hack_transfer"
+
+
+def hacked_rollouts(settings: dict) -> list[dict]:
+    """Every finished `model` seed's rollouts of its last quarter of steps, as eval-rm rows (label: the strict rule's
+    verdict; answer_type: rule-right, or rule-wrong with or without a final answer the rule reads)."""
+    from cooper_rl.verify import extract_answer
+
+    rows = []
+    for d in sorted((RESULTS / "runs").glob("model-s*")):
+        cfg = json.loads((d / "rl_config.json").read_text())
+        if not finished_run(d):
+            continue
+        first = cfg["max_steps"] - cfg["max_steps"] // 4  # 50 steps: 38-50, as predictions.md has it
+        for r in read_jsonl(d / "rollouts.jsonl.gz"):
+            if r["step"] < first:
+                continue
+            kind = (
+                "rule-right"
+                if r["verdict"]
+                else "rule-wrong, "
+                + ("an answer" if extract_answer(r["completion"], "strict") is not None else "no answer")
+            )
+            rows.append(
+                {
+                    "question": r["question"],
+                    "reference": r["reference"],
+                    "completion": r["completion"],
+                    "label": int(r["verdict"]),
+                    "answer_type": kind,
+                    "run": d.name,
+                    "step": r["step"],
+                    "training_reward": r["reward"],
+                }
+            )
+    if not rows:
+        raise SystemExit(f"no finished model-s* run with rollouts in {RESULTS / 'runs'}")
+    return rows
+
+
+def rms(settings: dict) -> dict[str, Path]:
+    """{name: RM dir}: the weaker RM every `model` and Cooper run starts from, then each co-optimized RM at its
+    finished run's end that this machine holds."""
+    out = {"weak (start)": ROOT / settings["rms"]["weak"]["path"]}
+    for cond, c in settings["conditions"].items():
+        if c["flags"].get("reward") != "cooper":
+            continue
+        for d in sorted((ROOT / "runs" / "rl_learns").glob(f"{cond}-s*")):
+            if (d / "rm" / "cooper_rm.json").is_file() and finished_run(d):
+                out[f"{d.name} (end)"] = d / "rm"
+    return out
+
+
+def score(name: str, rm: Path, data: Path) -> dict:
+    """`cooper eval-rm`'s report for `rm` on `data`, run once (kept in WORK; a report on another data file or RM
+    is redone)."""
+    tag = name.split()[0]
+    out, per_row = WORK / f"{tag}.json", WORK / f"{tag}.scores.jsonl.gz"
+    want = {"data_sha256": file_sha256(data), "rm_sha256": file_sha256(rm / "model.safetensors")}
+    if out.is_file() and per_row.is_file():
+        report = json.loads(out.read_text())
+        if report.get("data_sha256") == want["data_sha256"] and report.get("rm_sha256") == want["rm_sha256"]:
+            return report
+    cmd = [str(Path(sys.executable).parent / "cooper"), "eval-rm", "--rm", str(rm), "--data", str(data)]
+    cmd += ["--output", str(out), "--scores", str(per_row), "--device", "cpu", "--batch_size", "16"]
+    subprocess.run(cmd, check=True, cwd=ROOT)
+    report = json.loads(out.read_text()) | {"rm_sha256": want["rm_sha256"]}
+    atomic_write_json(out, report)
+    return report
+
+
+def main():
+    settings = yaml.safe_load((HERE / "settings.yaml").read_text())
+    WORK.mkdir(parents=True, exist_ok=True)
+    rows = hacked_rollouts(settings)
+    data = WORK / "rollouts.jsonl"
+    write_jsonl(data, rows)
+    summary = {
+        "what": "the last quarter of every finished `model` seed's rollouts scored by the weaker RM at its start and "
+        "by each co-optimized RM at its run's end (predictions.md, 2026-12-05)",
+        "runs": sorted({r["run"] for r in rows}),
+        "rollouts": {k: sum(r["answer_type"] == k for r in rows) for k in sorted({r["answer_type"] for r in rows})},
+        "rms": {},
+    }
+    (RESULTS / "hack_transfer").mkdir(exist_ok=True)
+    for name, rm in rms(settings).items():
+        report = score(name, rm, data)
+        probs = [x["rm"] for x in read_jsonl(WORK / f"{name.split()[0]}.scores.jsonl.gz")]
+        wrong = [(p, r["answer_type"]) for p, r in zip(probs, rows, strict=True) if not r["label"]]
+        right = [p for p, r in zip(probs, rows) if r["label"]]
+        entry = {
+            "rm": str(rm.relative_to(ROOT)),
+            "rm_sha256": report["rm_sha256"],
+            "wrong_accepted": 100 * sum(p >= 0.5 for p, _ in wrong) / len(wrong),
+            "wrong_accepted_by_kind": {
+                k: 100 * sum(p >= 0.5 for p, t in wrong if t == k) / n
+                for k, n in summary["rollouts"].items()
+                if k != "rule-right"
+            },
+            "right_accepted": 100 * sum(p >= 0.5 for p in right) / len(right) if right else None,
+            "mean_score_wrong": sum(p for p, _ in wrong) / len(wrong),
+            "auroc": report["judges"]["rm"]["auroc"],  # rule-right against rule-wrong rollouts
+        }
+        if name.startswith("weak"):  # the same RM paid these rewards in training: the rescoring must agree
+            entry["max_abs_diff_to_training_reward"] = max(abs(p - r["training_reward"]) for p, r in zip(probs, rows))
+        summary["rms"][name] = entry
+        kept = [{"run": r["run"], "step": r["step"], "label": r["label"], "rm": p} for p, r in zip(probs, rows)]
+        write_jsonl(RESULTS / "hack_transfer" / f"{name.split()[0]}.scores.jsonl.gz", kept)
+    atomic_write_json(RESULTS / "hack_transfer.json", summary)
+    for name, e in summary["rms"].items():
+        kinds = ", ".join(f"{k}: {v:.1f}" for k, v in e["wrong_accepted_by_kind"].items())
+        print(f"{name:32s} accepts {e['wrong_accepted']:5.1f} % of rule-wrong ({kinds}); AUROC {e['auroc']:.3f}")
+
+
+if __name__ == "__main__":
+    main()
