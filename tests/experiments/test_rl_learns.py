@@ -684,3 +684,24 @@ def test_the_report_writes_its_table_between_the_docs_markers_only(tmp_path):
         with pytest.raises(ValueError, match="RESULTS.md: needs exactly one <!-- report.py:comparison -->"):
             report.sync_doc(doc, "comparison", "| a |")
         assert doc.read_text() == broken
+
+
+def test_hack_transfer_takes_the_last_quarter_of_finished_model_runs(tmp_path, monkeypatch):
+    ht = load_script("hack_transfer", HERE)
+    for name, steps_done in (("model-s0", 8), ("model-s1", 5)):  # s1 stopped early: not finished, not taken
+        d = tmp_path / "runs" / name
+        d.mkdir(parents=True)
+        (d / "rl_config.json").write_text(json.dumps({"max_steps": 8}))
+        (d / "rl_summary.json").write_text(json.dumps({"global_step": steps_done}))
+        rollouts = [
+            {"step": t, "question": "q", "reference": "4", "completion": c, "verdict": v, "reward": 0.3}
+            for t in range(1, steps_done + 1)
+            for c, v in (("so \\boxed{4}", True), ("so \\boxed{5}", False), ("and so on and so on", False))
+        ]
+        (d / "rollouts.jsonl.gz").write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rollouts).encode()))
+    monkeypatch.setattr(ht, "RESULTS", tmp_path)
+    rows = ht.hacked_rollouts({})
+    assert {r["run"] for r in rows} == {"model-s0"} and sorted({r["step"] for r in rows}) == [6, 7, 8]
+    kinds = [r["answer_type"] for r in rows[:3]]
+    assert kinds == ["rule-right", "rule-wrong, an answer", "rule-wrong, no answer"]
+    assert [r["label"] for r in rows[:3]] == [1, 0, 0]
