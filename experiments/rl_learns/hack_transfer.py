@@ -30,7 +30,7 @@ RESULTS = HERE / "results"
 WORK = ROOT / "runs" / "rl_learns" / "hack_transfer"
 
 
-def hacked_rollouts(settings: dict) -> list[dict]:
+def hacked_rollouts() -> list[dict]:
     """Every finished `model` seed's rollouts of its last quarter of steps, as eval-rm rows (label: the strict rule's
     verdict; answer_type: rule-right, or rule-wrong with or without a final answer the rule reads)."""
     from cooper_rl.verify import extract_answer
@@ -101,7 +101,7 @@ def score(name: str, rm: Path, data: Path) -> dict:
 def main():
     settings = yaml.safe_load((HERE / "settings.yaml").read_text())
     WORK.mkdir(parents=True, exist_ok=True)
-    rows = hacked_rollouts(settings)
+    rows = hacked_rollouts()
     data = WORK / "rollouts.jsonl"
     write_jsonl(data, rows)
     summary = {

@@ -700,7 +700,7 @@ def test_hack_transfer_takes_the_last_quarter_of_finished_model_runs(tmp_path, m
         ]
         (d / "rollouts.jsonl.gz").write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rollouts).encode()))
     monkeypatch.setattr(ht, "RESULTS", tmp_path)
-    rows = ht.hacked_rollouts({})
+    rows = ht.hacked_rollouts()
     assert {r["run"] for r in rows} == {"model-s0"} and sorted({r["step"] for r in rows}) == [6, 7, 8]
     kinds = [r["answer_type"] for r in rows[:3]]
     assert kinds == ["rule-right", "rule-wrong, an answer", "rule-wrong, no answer"]
