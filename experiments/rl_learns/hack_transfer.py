@@ -1,6 +1,6 @@
 """Would the co-optimized RMs pay for the static RM's hack? (predictions.md, exploratory, 2026-12-05)
 
-  python experiments/rl_learns/hack_transfer.py     # ~1 min per RM on 2 cores; resumable (one eval-rm per RM)
+  python experiments/rl_learns/hack_transfer.py     # ~5 min per RM on 2 cores; resumable (one eval-rm per RM)
 
 The rollouts of every finished `model` seed's last quarter of steps (the static weaker RM's hack: long completions,
 most without a final answer), labelled by the strict rule's verdict, are scored by `cooper eval-rm` with the weaker
@@ -27,6 +27,9 @@ sys.path.insert(0, str(HERE))
 from rundirs import finished_run  # noqa: E402
 
 RESULTS = HERE / "results"
+# the RMs predictions.md's prediction names (with the weaker RM at its start); any other this machine holds is scored
+# too, marked outside the prediction
+PREDICTED = ("cooper_paper-s1", "cooper_paper_noscale-s1", "cooper_ref_bin-s1")
 WORK = ROOT / "runs" / "rl_learns" / "hack_transfer"
 
 
@@ -90,7 +93,7 @@ def score(name: str, rm: Path, data: Path) -> dict:
         report = json.loads(out.read_text())
         if report.get("data_sha256") == want["data_sha256"] and report.get("rm_sha256") == want["rm_sha256"]:
             return report
-    cmd = [str(Path(sys.executable).parent / "cooper"), "eval-rm", "--rm", str(rm), "--data", str(data)]
+    cmd = [sys.executable, "-m", "cooper_rl.cli", "eval-rm", "--rm", str(rm), "--data", str(data)]
     cmd += ["--output", str(out), "--scores", str(per_row), "--device", "cpu", "--batch_size", "16"]
     subprocess.run(cmd, check=True, cwd=ROOT)
     report = json.loads(out.read_text()) | {"rm_sha256": want["rm_sha256"]}
@@ -116,29 +119,44 @@ def main():
         report = score(name, rm, data)
         probs = [x["rm"] for x in read_jsonl(WORK / f"{name.split()[0]}.scores.jsonl.gz")]
         wrong = [(p, r["answer_type"]) for p, r in zip(probs, rows, strict=True) if not r["label"]]
-        right = [p for p, r in zip(probs, rows) if r["label"]]
+        right = [p for p, r in zip(probs, rows, strict=True) if r["label"]]
         entry = {
             "rm": str(rm.relative_to(ROOT)),
             "rm_sha256": report["rm_sha256"],
+            "in_prediction": name.startswith("weak") or name.split()[0] in PREDICTED,
             "wrong_accepted": 100 * sum(p >= 0.5 for p, _ in wrong) / len(wrong),
             "wrong_accepted_by_kind": {
                 k: 100 * sum(p >= 0.5 for p, t in wrong if t == k) / n
                 for k, n in summary["rollouts"].items()
                 if k != "rule-right"
             },
+            "wrong_accepted_by_run": {
+                run: 100
+                * sum(p >= 0.5 for p, r in zip(probs, rows, strict=True) if r["run"] == run and not r["label"])
+                / sum(r["run"] == run and not r["label"] for r in rows)
+                for run in summary["runs"]
+            },
             "right_accepted": 100 * sum(p >= 0.5 for p in right) / len(right) if right else None,
             "mean_score_wrong": sum(p for p, _ in wrong) / len(wrong),
             "auroc": report["judges"]["rm"]["auroc"],  # rule-right against rule-wrong rollouts
         }
         if name.startswith("weak"):  # the same RM paid these rewards in training: the rescoring must agree
-            entry["max_abs_diff_to_training_reward"] = max(abs(p - r["training_reward"]) for p, r in zip(probs, rows))
+            diff = {
+                run: max(abs(p - r["training_reward"]) for p, r in zip(probs, rows) if r["run"] == run)
+                for run in summary["runs"]
+            }
+            entry["max_abs_diff_to_training_reward"] = diff  # by run: s0 trained with the other build of this RM
+            print(f"weak RM rescored against its training rewards, max |difference| by run: {diff}")
         summary["rms"][name] = entry
-        kept = [{"run": r["run"], "step": r["step"], "label": r["label"], "rm": p} for p, r in zip(probs, rows)]
+        kept = [
+            {"run": r["run"], "step": r["step"], "label": r["label"], "rm": p} for p, r in zip(probs, rows, strict=True)
+        ]
         write_jsonl(RESULTS / "hack_transfer" / f"{name.split()[0]}.scores.jsonl.gz", kept)
     atomic_write_json(RESULTS / "hack_transfer.json", summary)
     for name, e in summary["rms"].items():
         kinds = ", ".join(f"{k}: {v:.1f}" for k, v in e["wrong_accepted_by_kind"].items())
-        print(f"{name:32s} accepts {e['wrong_accepted']:5.1f} % of rule-wrong ({kinds}); AUROC {e['auroc']:.3f}")
+        mark = "" if e["in_prediction"] else " (outside the prediction)"
+        print(f"{name:32s}{mark} accepts {e['wrong_accepted']:5.1f} % of rule-wrong ({kinds}); AUROC {e['auroc']:.3f}")
 
 
 if __name__ == "__main__":
