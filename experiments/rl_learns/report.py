@@ -478,8 +478,8 @@ def wrong_row_kinds(data: str) -> tuple[str | None, ...]:
 @functools.cache
 def rm_accepts_wrong_by_kind(d: Path, step: int) -> dict[str, float] | None:
     """{kind: % of the labelled set's wrong rows of that kind (wrong_row_kinds) the RM accepts at `step`}: does its
-    threshold move on rows like the policy's own, or on others? None where the per-row scores (or the set they
-    name) are missing."""
+    threshold move on rows like the policy's own, or on others? None where the per-row scores are missing or name
+    no set; a set that does not match their labels is an error."""
     f = d / "eval" / f"step-{step}" / "rm_scores.json"
     if not f.is_file():
         return None
@@ -541,13 +541,17 @@ def mechanism(d: Path, cfg: dict) -> dict:
 
 
 def by_kind(runs: dict[int, Path], evals: dict[int, list[dict]]) -> dict[int, dict[str, float]]:
-    """{step: {kind: mean over the seeds with per-row scores at that step of rm_accepts_wrong_by_kind}}."""
+    """{step: {kind: mean over the seeds with per-row scores at that step of rm_accepts_wrong_by_kind, "n_seeds": how
+    many}}."""
     out: dict[int, dict[str, list[float]]] = {}
     for s, d in runs.items():
         for step in sorted({e["step"] for e in evals[s]}):
             for k, v in (rm_accepts_wrong_by_kind(d, step) or {}).items():
                 out.setdefault(step, {}).setdefault(k, []).append(v)
-    return {st: {k: mean(v) for k, v in ks.items()} for st, ks in sorted(out.items())}
+    return {
+        st: {k: mean(v) for k, v in ks.items()} | {"n_seeds": max(len(v) for v in ks.values())}
+        for st, ks in sorted(out.items())
+    }
 
 
 def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
