@@ -1,6 +1,6 @@
 """Would the co-optimized RMs pay for the static RM's hack? (predictions.md, exploratory, 2026-12-05)
 
-  python experiments/rl_learns/hack_transfer.py     # ~5 min per RM on 2 cores; resumable (one eval-rm per RM)
+  python experiments/rl_learns/hack_transfer.py     # ~12 min per RM on 2 cores; resumable (one eval-rm per RM)
 
 The rollouts of every finished `model` seed's last quarter of steps (the static weaker RM's hack: long completions,
 most without a final answer), labelled by the strict rule's verdict, are scored by `cooper eval-rm` with the weaker
