@@ -26,6 +26,8 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 from rundirs import finished_run  # noqa: E402
 
+from report import answer_kind  # noqa: E402
+
 RESULTS = HERE / "results"
 # the RMs predictions.md's prediction names (with the weaker RM at its start); any other this machine holds is scored
 # too, marked outside the prediction
@@ -36,8 +38,6 @@ WORK = ROOT / "runs" / "rl_learns" / "hack_transfer"
 def hacked_rollouts() -> list[dict]:
     """Every finished `model` seed's rollouts of its last quarter of steps, as eval-rm rows (label: the strict rule's
     verdict; answer_type: rule-right, or rule-wrong with or without a final answer the rule reads)."""
-    from cooper_rl.verify import extract_answer
-
     rows = []
     for d in sorted((RESULTS / "runs").glob("model-s*")):
         cfg = json.loads((d / "rl_config.json").read_text())
@@ -47,12 +47,7 @@ def hacked_rollouts() -> list[dict]:
         for r in read_jsonl(d / "rollouts.jsonl.gz"):
             if r["step"] < first:
                 continue
-            kind = (
-                "rule-right"
-                if r["verdict"]
-                else "rule-wrong, "
-                + ("an answer" if extract_answer(r["completion"], "strict") is not None else "no answer")
-            )
+            kind = "rule-right" if r["verdict"] else f"rule-wrong, {answer_kind(r['completion'])}"
             rows.append(
                 {
                     "question": r["question"],

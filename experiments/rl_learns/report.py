@@ -460,18 +460,22 @@ def rm_errors(d: Path, step: int) -> tuple[float, float] | None:
     return 100 * sum(wrong) / max(1, len(wrong)), 100 * sum(right) / max(1, len(right))
 
 
+def answer_kind(completion: str) -> str:
+    """ "an answer" where the strict rule reads a final answer in `completion`, else "no answer"."""
+    from cooper_rl.verify import extract_answer
+
+    return "an answer" if extract_answer(completion, "strict") is not None else "no answer"
+
+
 @functools.cache
 def wrong_row_kinds(data: str) -> tuple[str | None, ...]:
     """Per row of the labelled set `data` (a path, relative to the repository or absolute): None for a right row,
     else the wrong row's kind: its `source` (what wrote it) and whether the strict rule reads a final answer in it."""
-    from cooper_rl.verify import extract_answer
-
     kinds = []
     for i, r in enumerate(read_jsonl(HERE.parent.parent / data), 1):
         if "label" not in r or "completion" not in r:
             raise ValueError(f"{data}: row {i} has no label or completion")
-        answer = "an answer" if extract_answer(r["completion"], "strict") is not None else "no answer"
-        kinds.append(None if r["label"] else f"{r.get('source', '?')}, {answer}")
+        kinds.append(None if r["label"] else f"{r.get('source', '?')}, {answer_kind(r['completion'])}")
     return tuple(kinds)
 
 
