@@ -500,6 +500,23 @@ def rm_accepts_wrong_by_kind(d: Path, step: int) -> dict[str, float] | None:
     return {k: 100 * sum(v) / len(v) for k, v in sorted(accepted.items())}
 
 
+def rm_negatives_answered(d: Path) -> dict | None:
+    """What the co-optimized RM was taught to reject: {"pairs": pairs it trained on, "negative has an answer": % of
+    their negatives in which the strict rule reads a final answer (answer_kind)} from rm_pairs.jsonl[.gz]; None for
+    a run without that log."""
+    for name, opener in (("rm_pairs.jsonl.gz", gzip.open), ("rm_pairs.jsonl", open)):
+        if (d / name).is_file():
+            with opener(d / name, "rt") as f:
+                negs = [json.loads(x)["negative"] for x in f if x.strip()]
+            if not negs:
+                return {"pairs": 0, "negative has an answer": None}
+            return {
+                "pairs": len(negs),
+                "negative has an answer": 100 * mean(answer_kind(n) == "an answer" for n in negs),
+            }
+    return None
+
+
 def rm_change(d: Path, last: int) -> tuple[float | None, dict | None]:
     """(change of the RM's accuracy on rm_eval_data from step 0 to `last`, in points; {row: change}) from the
     per-row scores, or (None, None) where they are missing."""
@@ -632,6 +649,7 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
             },
             "rm_errors_by_seed": errors_by_seed,
             "rm_accepts_wrong_by_kind_by_step": by_kind(runs, evals),
+            "rm_negatives_answered_by_seed": {s: rm_negatives_answered(d) for s, d in runs.items()},
             "rm_change": {
                 "mean": mean(rm[s][0] for s in with_rm),
                 "by_seed": {s: rm[s][0] for s in with_rm},

@@ -339,6 +339,22 @@ def test_wrong_rows_accepted_are_split_by_what_wrote_them(tmp_path):
         report.rm_accepts_wrong_by_kind(d, 5)
 
 
+def test_rm_negatives_answered_counts_what_the_rm_was_taught_to_reject(tmp_path):
+    assert report.rm_negatives_answered(tmp_path) is None  # a run without an RM side
+    pairs = [
+        {"step": 1, "positive": "So \\boxed{4}.", "negative": "So \\boxed{5}."},
+        {"step": 1, "positive": "So \\boxed{4}.", "negative": "The apples are many."},
+        {"step": 2, "positive": "So \\boxed{4}.", "negative": "The answer is 7."},
+        {"step": 2, "positive": "So \\boxed{4}.", "negative": "So \\boxed{-3}."},
+    ]
+    (tmp_path / "rm_pairs.jsonl.gz").write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in pairs).encode()))
+    expected = 100 * sum(report.answer_kind(r["negative"]) == "an answer" for r in pairs) / 4
+    assert report.answer_kind(pairs[1]["negative"]) == "no answer" and 0 < expected < 100
+    assert report.rm_negatives_answered(tmp_path) == {"pairs": 4, "negative has an answer": expected}
+    (tmp_path / "rm_pairs.jsonl.gz").write_bytes(gzip.compress(b""))
+    assert report.rm_negatives_answered(tmp_path) == {"pairs": 0, "negative has an answer": None}
+
+
 def test_the_comparison_and_its_preregistered_decisions(tmp_path):
     settings = yaml.safe_load((HERE / "settings.yaml").read_text())
     settings["regime"] = "b64"
