@@ -84,16 +84,23 @@ def quarters(ys: list[float]) -> list[float | None]:
     return [sum(ys[:q]) / q, sum(ys[-q:]) / q]
 
 
-def rm_pairs_quarters(d: Path, steps: list[int], cooper: bool = False) -> list[float | None] | None:
-    """A Cooper run's RM training pairs per reward call (rm_pairs.jsonl[.gz]: one line per pair it trained on; a call
-    with none counts 0), first and last quarter; [None, None] for a run without an RM side, None for a Cooper run
-    (`cooper`) that has no such log."""
+def rm_pairs(d: Path) -> list[dict] | None:
+    """The pairs a Cooper run's RM trained on (rm_pairs.jsonl[.gz], one line per pair); None without that log."""
     for name, opener in (("rm_pairs.jsonl.gz", gzip.open), ("rm_pairs.jsonl", open)):
         if (d / name).is_file():
             with opener(d / name, "rt") as f:
-                per_step = Counter(json.loads(x)["step"] for x in f if x.strip())
-            return quarters([per_step.get(s, 0) for s in steps])
-    return None if cooper else [None, None]
+                return [json.loads(x) for x in f if x.strip()]
+    return None
+
+
+def rm_pairs_quarters(d: Path, steps: list[int], cooper: bool = False) -> list[float | None] | None:
+    """A Cooper run's RM training pairs per reward call (a call with none counts 0), first and last quarter;
+    [None, None] for a run without an RM side, None for a Cooper run (`cooper`) that has no rm_pairs log."""
+    pairs = rm_pairs(d)
+    if pairs is None:
+        return None if cooper else [None, None]
+    per_step = Counter(p["step"] for p in pairs)
+    return quarters([per_step.get(s, 0) for s in steps])
 
 
 def run_report(d: Path, label: str) -> dict:
@@ -504,17 +511,11 @@ def rm_negatives_answered(d: Path) -> dict | None:
     """What the co-optimized RM was taught to reject: {"pairs": pairs it trained on, "negative has an answer": % of
     their negatives in which the strict rule reads a final answer (answer_kind)} from rm_pairs.jsonl[.gz]; None for
     a run without that log."""
-    for name, opener in (("rm_pairs.jsonl.gz", gzip.open), ("rm_pairs.jsonl", open)):
-        if (d / name).is_file():
-            with opener(d / name, "rt") as f:
-                negs = [json.loads(x)["negative"] for x in f if x.strip()]
-            if not negs:
-                return {"pairs": 0, "negative has an answer": None}
-            return {
-                "pairs": len(negs),
-                "negative has an answer": 100 * mean(answer_kind(n) == "an answer" for n in negs),
-            }
-    return None
+    pairs = rm_pairs(d)
+    if pairs is None:
+        return None
+    answered = mean(answer_kind(p["negative"]) == "an answer" for p in pairs)
+    return {"pairs": len(pairs), "negative has an answer": None if answered is None else 100 * answered}
 
 
 def rm_change(d: Path, last: int) -> tuple[float | None, dict | None]:
