@@ -344,13 +344,12 @@ def test_rm_negatives_answered_counts_what_the_rm_was_taught_to_reject(tmp_path)
     pairs = [
         {"step": 1, "positive": "So \\boxed{4}.", "negative": "So \\boxed{5}."},
         {"step": 1, "positive": "So \\boxed{4}.", "negative": "The apples are many."},
-        {"step": 2, "positive": "So \\boxed{4}.", "negative": "The answer is 7."},
+        {"step": 2, "positive": "So \\boxed{4}.", "negative": "So \\boxed{7}."},
         {"step": 2, "positive": "So \\boxed{4}.", "negative": "So \\boxed{-3}."},
     ]
     (tmp_path / "rm_pairs.jsonl.gz").write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in pairs).encode()))
-    expected = 100 * sum(report.answer_kind(r["negative"]) == "an answer" for r in pairs) / 4
-    assert report.answer_kind(pairs[1]["negative"]) == "no answer" and 0 < expected < 100
-    assert report.rm_negatives_answered(tmp_path) == {"pairs": 4, "negative has an answer": expected}
+    # three negatives end in a boxed answer, one (a content-free reply) in none
+    assert report.rm_negatives_answered(tmp_path) == {"pairs": 4, "negative has an answer": 75.0}
     (tmp_path / "rm_pairs.jsonl.gz").write_bytes(gzip.compress(b""))
     assert report.rm_negatives_answered(tmp_path) == {"pairs": 0, "negative has an answer": None}
 
