@@ -86,7 +86,8 @@ def flags(calls: list[dict], params: dict) -> list[int]:
 
 def record(runs: dict, params: dict) -> dict:
     """One setting over a set of runs: collapsed runs flagged in time, non-collapsed runs flagged, their flagged calls,
-    and per run the first flag."""
+    recall (collapses flagged in time / collapses) and precision (flagged runs that collapsed / flagged runs), and
+    per run the first flag."""
     first, caught, false_runs, false_calls = {}, [], [], 0
     for name, r in runs.items():
         f = flags(r["calls"], params)
@@ -99,9 +100,14 @@ def record(runs: dict, params: dict) -> dict:
             false_runs.append(name)
             false_calls += len(f)
     collapsed = [n for n, r in runs.items() if r["collapsed"]]
+    flagged_collapsed = sum(first[n] is not None for n in collapsed)  # at any step, in time or not
     return {
         "collapsed": len(collapsed),
         "in_time": len(caught),
+        "recall": len(caught) / len(collapsed) if collapsed else None,  # collapses flagged in time / collapses
+        "precision": (  # flagged runs that collapsed / flagged runs
+            flagged_collapsed / (flagged_collapsed + len(false_runs)) if flagged_collapsed + len(false_runs) else None
+        ),
         "missed": sorted(set(collapsed) - set(caught)),
         "not_collapsed": len(runs) - len(collapsed),
         "false_flagged": len(false_runs),
@@ -201,6 +207,10 @@ def _change(c: dict) -> str:
     return ", ".join(f"{k} {_off(k, v)}" for k, v in c.items()) or "frozen"
 
 
+def _ratio(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}"
+
+
 def markdown(r: dict, best: list[dict]) -> str:
     """The report: the frozen and the best settings on the tuning runs, the pick, both on the test runs."""
     f = r["frozen_on_tuning"]
@@ -239,10 +249,19 @@ def markdown(r: dict, best: list[dict]) -> str:
     if not r["test"]:
         lines.append("None yet.")
     else:
-        lines += ["| monitor | collapsed runs flagged in time | runs not collapsed flagged |", "|---|---|---|"]
+        lines += [
+            "| monitor | collapsed runs flagged in time | runs not collapsed flagged | recall | precision |",
+            "|---|---|---|---|---|",
+        ]
         for k in ("frozen", "retuned"):
             t = r["test"][k]
-            lines.append(f"| {k} | {t['in_time']} of {t['collapsed']} | {t['false_flagged']} of {t['not_collapsed']} |")
+            lines.append(
+                f"| {k} | {t['in_time']} of {t['collapsed']} | {t['false_flagged']} of {t['not_collapsed']} | "
+                f"{_ratio(t['recall'])} | {_ratio(t['precision'])} |"
+            )
+        lines.append(
+            "\nRecall: collapses flagged in time / collapses; precision: flagged runs that collapsed / flagged runs."
+        )
         lines += ["", f"Test runs: {', '.join(r['test_runs'])}."]
     return "\n".join(lines) + "\n"
 

@@ -2,7 +2,7 @@
 the learning signal, the training accuracy's slope, held-out gains with 95 % intervals and the speed.
 
   python experiments/rl_learns/report.py      # writes results/table.md, summary.json, learning.png, comparison.png
-                                              # (summary.json: {runs, pick, comparison}: every number of the report)
+                                              # (summary.json: {runs, pick, comparison, monitor_out_of_sample}: every number)
                                               # and the comparison table into docs/RESULTS.md between its markers
 
 Per run:
@@ -233,10 +233,30 @@ def checks(m: dict) -> str:
     return ", ".join(f"{c} {s}" for c, s in sorted(by.items(), key=lambda x: (x[1], x[0]))) or "-"
 
 
+def monitor_record(rows: dict) -> dict:
+    """The monitor's out-of-sample record over this experiment's finished runs (not issue 15's; thresholds frozen
+    before any of them ran): collapsed runs (§4's definition: the last evaluation) and how many were flagged at or
+    before their first evaluation that far below step 0; runs that did not collapse and how many were flagged anyway;
+    recall = collapses flagged in time / collapses, precision = flagged runs that collapsed / flagged runs."""
+    own = [r["monitor"] for r in rows.values() if not r.get("issue15_reference") and r["finished"]]
+    collapsed = [m for m in own if m["collapsed"]]
+    fine = [m for m in own if not m["collapsed"]]
+    flagged = [m for m in own if m["first_flag"] is not None]
+    out = {
+        "collapsed": len(collapsed),
+        "collapsed_flagged_in_time": sum(m["flagged_in_time"] for m in collapsed),
+        "not_collapsed": len(fine),
+        "not_collapsed_flagged": sum(m["first_flag"] is not None for m in fine),
+        "flagged": len(flagged),
+    }
+    out["recall"] = out["collapsed_flagged_in_time"] / len(collapsed) if collapsed else None
+    out["precision"] = sum(m["collapsed"] for m in flagged) / len(flagged) if flagged else None
+    return out
+
+
 def monitor_table(rows: dict) -> str:
-    """The monitor's out-of-sample record over this experiment's finished runs (not issue 15's): on the runs that
-    collapsed (§4's definition: the last evaluation), whether a flag came at or before their first evaluation that
-    far below step 0; flags on the others."""
+    """The monitor's out-of-sample record (monitor_record) as a table of this experiment's finished runs: each one's
+    held-out mean by evaluation, whether it collapsed, its first flag and checks, and whether the flag came in time."""
     own = {n: r for n, r in rows.items() if not r.get("issue15_reference") and r["finished"]}
     lines = [
         "| run | held-out mean by evaluation (step: %) | collapsed | first flag (step) | checks (first step) | flagged "
@@ -250,14 +270,15 @@ def monitor_table(rows: dict) -> str:
             f"| {n} | {ev} | {'yes' if m['collapsed'] else 'no'} | {fmt(m['first_flag'], '{}')} | {checks(m)} | "
             f"{m['flagged_calls']} | {'yes' if m['flagged_in_time'] else ('no' if m['collapsed'] else '-')} |"
         )
-    collapsed = [r["monitor"] for r in own.values() if r["monitor"]["collapsed"]]
-    fine = [r["monitor"] for r in own.values() if not r["monitor"]["collapsed"]]
+    rec = monitor_record(rows)
     lines += [
         "",
-        f"Collapsed runs (last evaluation >= {COLLAPSE} points below step 0, mean of the sets): {len(collapsed)}, "
-        f"flagged at or before their first evaluation that far below: {sum(m['flagged_in_time'] for m in collapsed)} "
-        f"(target: all). Runs that did not collapse: {len(fine)}, flagged anyway: "
-        f"{sum(m['first_flag'] is not None for m in fine)} (target: none).",
+        f"Collapsed runs (last evaluation >= {COLLAPSE} points below step 0, mean of the sets): {rec['collapsed']}, "
+        f"flagged at or before their first evaluation that far below: {rec['collapsed_flagged_in_time']} "
+        f"(target: all). Runs that did not collapse: {rec['not_collapsed']}, flagged anyway: "
+        f"{rec['not_collapsed_flagged']} (target: none). Recall (collapses flagged in time): "
+        f"{fmt(rec['recall'], '{:.2f}')}; precision (flagged runs that collapsed): {fmt(rec['precision'], '{:.2f}')} "
+        f"({rec['flagged']} runs flagged).",
     ]
     return "\n".join(lines) + "\n"
 
@@ -1085,6 +1106,7 @@ def main():
             "runs": {k: {x: y for x, y in r.items() if not x.endswith("_curve")} for k, r in rows.items()},
             "pick": chosen,
             "comparison": comp,
+            "monitor_out_of_sample": monitor_record(rows),
         },
     )
     sweep, conditions = split_runs(rows, settings)

@@ -45,8 +45,11 @@ def test_a_record_counts_collapses_flagged_in_time_and_flags_on_healthy_runs():
     assert (rec["collapsed"], rec["in_time"], rec["missed"]) == (2, 1, ["late"])
     assert (rec["not_collapsed"], rec["false_flagged"], rec["false_runs"]) == (2, 1, ["noisy"])
     assert rec["first_flag"]["healthy"] is None and rec["first_flag"]["hacked"] == 7
+    # flagged: hacked, late (both collapsed, late too late) and noisy: precision 2/3; in time: 1 of 2 collapses
+    assert (rec["recall"], rec["precision"]) == (0.5, 2 / 3)
     off = mr.record(runs, mr.frozen() | {"wrong_reward_rise": mr.OFF})
     assert off["in_time"] == 0 and off["false_flagged"] == 0
+    assert (off["recall"], off["precision"]) == (0.0, None)  # nothing flagged: no precision to speak of
 
 
 def test_the_grid_starts_from_the_frozen_thresholds():

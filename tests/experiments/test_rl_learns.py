@@ -504,7 +504,7 @@ def test_the_comparison_figure_draws_finished_runs_only(tmp_path):
     assert report.comparison_figure(settings, runs, png) and png.read_bytes()[:4] == b"\x89PNG"
 
 
-def test_the_monitor_table_counts_finished_runs_by_the_preregistered_collapse():
+def test_the_monitor_record_counts_finished_runs_by_the_preregistered_collapse():
     def row(collapsed, first_flag, in_time, finished=True, bad=None):
         m = {"heldout_mean": {0: 20.0, 50: 10.0 if collapsed else 19.0}, "collapsed": collapsed, "first_flag": first_flag,
              "flagged_calls": int(first_flag is not None), "flagged_in_time": in_time, "first_bad_eval": bad}  # fmt: skip
@@ -523,6 +523,12 @@ def test_the_monitor_table_counts_finished_runs_by_the_preregistered_collapse():
     assert "| a-s0 |" in t and "| e-s0 |" not in t and "issue 15" not in t and "| i15_filter-s0 |" in t
     assert "Collapsed runs (last evaluation >= 5.0 points below step 0, mean of the sets): 2" in t
     assert "that far below: 1 (target: all). Runs that did not collapse: 3, flagged anyway: 1" in t
+    # flagged: a-s0 (collapsed) and c-s0 (did not): precision 1/2; collapses flagged in time: a-s0 of a, b: recall 1/2
+    assert report.monitor_record(rows) == {
+        "collapsed": 2, "collapsed_flagged_in_time": 1, "not_collapsed": 3, "not_collapsed_flagged": 1, "flagged": 2,
+        "recall": 0.5, "precision": 0.5,
+    }  # fmt: skip
+    assert "Recall (collapses flagged in time): 0.50; precision (flagged runs that collapsed): 0.50 (2 runs" in t
 
 
 def test_a_run_stopped_after_its_last_evaluation_is_finished_for_the_report_and_the_driver(tmp_path, monkeypatch):
