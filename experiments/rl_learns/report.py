@@ -900,7 +900,7 @@ def comparison_table(comp: dict | None) -> str:
         ),
     ]
     for section, waiting in (("section4", "both arms"), ("section5", "every condition")):
-        verdict = json.dumps(d[section]) if d[section] else f"waiting for 3 seeds of {waiting}"
+        verdict = json.dumps(_rounded(d[section])) if d[section] else f"waiting for 3 seeds of {waiting}"
         lines += ["", f"§{section[-1]} (pre-registered): {verdict}"]
     return "\n".join(lines) + "\n"
 
@@ -991,6 +991,17 @@ def pick(rows: dict, settings: dict, measured: list[dict] | None = None) -> dict
         out["cost_relative"] = {n: round(c, 3) for n, c in cost.items()}
     out["pick_meets_target_seed0"] = meets(runs[out["pick"]])
     return out
+
+
+def _rounded(x, digits: int = 3):
+    """x with every float rounded (a decision's JSON, readable in the table)."""
+    if isinstance(x, float):
+        return round(x, digits)
+    if isinstance(x, dict):
+        return {k: _rounded(v, digits) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_rounded(v, digits) for v in x]
+    return x
 
 
 def fmt(x, form="{:.1f}") -> str:

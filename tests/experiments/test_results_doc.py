@@ -77,3 +77,30 @@ def test_the_rl_learns_comparison_in_results_md_is_the_reports_as_it_is_now():
     (reported,) = [t for t in tables(report) if t[0].startswith("| condition | seeds | collapsed |")]
     (copied,) = [t for t in tables(section) if t[0].startswith("| condition | seeds | collapsed |")]
     assert copied == reported, "RESULTS.md's comparison table differs from results/table.md: rerun report.py"
+
+
+def test_the_rl_learns_monitor_rows_in_results_md_are_the_reports():
+    """RESULTS.md's out-of-sample monitor table says what report.py's summary.json (every finished run) and
+    monitor_retune.json (the runs finished after the retuning) say: runs, collapses flagged in time, healthy runs
+    flagged, recall and precision."""
+    import json
+
+    doc = (ROOT / "docs/RESULTS.md").read_text()
+    start = doc.index("## RL that learns")
+    section = doc[start : doc.index("\n## ", start + 1)]
+    (rows,) = [t[2:] for t in tables(section) if t[0].startswith("| monitor, runs |")]
+    cells = [[c.strip() for c in r.strip("|").split("|")[1:]] for r in rows]
+    res = ROOT / "experiments/rl_learns/results"
+    every = json.loads((res / "summary.json").read_text())["monitor_out_of_sample"]
+    test = json.loads((res / "monitor_retune.json").read_text())["test"]
+    want = [
+        [every["collapsed"] + every["not_collapsed"], every["collapsed_flagged_in_time"], every["collapsed"],
+         every["not_collapsed_flagged"], every["not_collapsed"], every["recall"], every["precision"]],
+    ] + [
+        [t["collapsed"] + t["not_collapsed"], t["in_time"], t["collapsed"], t["false_flagged"], t["not_collapsed"],
+         t["recall"], t["precision"]]
+        for t in (test["frozen"], test["retuned"])
+    ]  # fmt: skip
+    assert cells == [
+        [str(n), f"{a} of {b}", f"{c} of {d}", f"{rec:.2f}", f"{prec:.2f}"] for n, a, b, c, d, rec, prec in want
+    ], "RESULTS.md's monitor table differs from summary.json / monitor_retune.json: update it"
