@@ -2,7 +2,8 @@
 the learning signal, the training accuracy's slope, held-out gains with 95 % intervals and the speed.
 
   python experiments/rl_learns/report.py      # writes results/table.md, summary.json, learning.png, comparison.png
-                                              # (summary.json: {runs, pick, comparison, monitor_out_of_sample}: every number)
+                                              # (summary.json: {runs, pick, comparison, monitor_out_of_sample} and copies of
+                                              # monitor_retune/hack_transfer/costs/rms.json: every number)
                                               # and the comparison table into docs/RESULTS.md between its markers
 
 Per run:
@@ -1118,6 +1119,12 @@ def main():
             "pick": chosen,
             "comparison": comp,
             "monitor_out_of_sample": monitor_record(rows),
+            # the other scripts' reports, copied so that this file holds every number (rerun report.py after them)
+            **{
+                name: json.loads((results / f"{name}.json").read_text())
+                for name in ("monitor_retune", "hack_transfer", "costs", "rms")
+                if (results / f"{name}.json").is_file()
+            },
         },
     )
     sweep, conditions = split_runs(rows, settings)

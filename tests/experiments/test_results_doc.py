@@ -104,3 +104,14 @@ def test_the_rl_learns_monitor_rows_in_results_md_are_the_reports():
     assert cells == [
         [str(n), f"{a} of {b}", f"{c} of {d}", f"{rec:.2f}", f"{prec:.2f}"] for n, a, b, c, d, rec, prec in want
     ], "RESULTS.md's monitor table differs from summary.json / monitor_retune.json: update it"
+
+
+def test_rl_learns_summary_holds_the_other_scripts_reports_as_they_are_now():
+    """summary.json is the experiment's one file of numbers: it carries monitor_retune.py's, hack_transfer.py's,
+    costs.py's and the RMs' records verbatim (a script rerun without report.py after it fails here)."""
+    import json
+
+    res = ROOT / "experiments/rl_learns/results"
+    summary = json.loads((res / "summary.json").read_text())
+    for name in ("monitor_retune", "hack_transfer", "costs", "rms"):
+        assert summary[name] == json.loads((res / f"{name}.json").read_text()), f"rerun report.py after {name}"
