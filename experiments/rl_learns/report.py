@@ -837,12 +837,17 @@ def comparison_table(comp: dict | None) -> str:
     lines = [
         f"Regime `{comp['regime']}`; finished runs only; 95 % CIs over seeds and problems (with one seed, over problems only).",
         "",
-        "| condition | seeds | collapsed | built-in test | SVAMP | GSM8K | mean of sets | gain over step 0 (mean of sets) | built-in gain | − rule (mean of sets) | RM accuracy: start → end (change, 95 % CI) | RM AUROC: start → end | RM accepts wrong / rejects right rows, %: start → end | pos. advantage to wrong, 1st quarter | mean abs advantage | KL, last quarter |",  # noqa: E501
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| condition | seeds | collapsed | built-in test | SVAMP | GSM8K | mean of sets | gain over step 0 (mean of sets) | built-in gain | − rule (mean of sets) |",  # noqa: E501
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    signal = [  # the second table: the RM and the training signal, per condition (means over seeds)
+        "| condition | RM accuracy: start → end (change, 95 % CI) | RM AUROC: start → end | RM accepts wrong / rejects right rows, %: start → end | pos. advantage to wrong, 1st quarter | mean abs advantage | KL, last quarter |",  # noqa: E501
+        "|---|---|---|---|---|---|---|",
     ]
     for n, r in comp["conditions"].items():
         if not r["seeds"]:
-            lines.append(f"| {n} | 0 |" + " - |" * 14)
+            lines.append(f"| {n} | 0 |" + " - |" * 8)
+            signal.append(f"| {n} |" + " - |" * 6)
             continue
         acc = r["rm_accuracy_by_step"]
         ch = r["rm_change"]
@@ -869,9 +874,13 @@ def comparison_table(comp: dict | None) -> str:
             f"| {n} | {len(r['seeds'])} | {len(r['collapsed'])} | {cell(r['end'].get('built-in test'))} | "
             f"{cell(r['end'].get('SVAMP'))} | {cell(r['end'].get('GSM8K'))} | {cell(r['end']['mean of sets'])} | "
             f"{signed(r['gain']['mean of sets'])} | {signed(r['gain'].get('built-in test'))} | "
-            f"{signed((r['vs_rule'] or {}).get('mean of sets'))} | {rm} | {aucs} | {errs} | "
-            f"{m('pos_adv_to_wrong_q1', '{:.2f}')} | {m('mean_abs_advantage', '{:.2f}')} | {m('kl_last_quarter', '{:.4f}')} |"
+            f"{signed((r['vs_rule'] or {}).get('mean of sets'))} |"
         )
+        signal.append(
+            f"| {n} | {rm} | {aucs} | {errs} | {m('pos_adv_to_wrong_q1', '{:.2f}')} | "
+            f"{m('mean_abs_advantage', '{:.2f}')} | {m('kl_last_quarter', '{:.4f}')} |"
+        )
+    lines += ["", *signal]
     if comp["regime_scale_rewards"] != "group":  # predictions.md, addendum of 2026-12-02
         lines += [
             "",
@@ -1080,6 +1089,18 @@ def split_runs(rows: dict, settings: dict) -> tuple[dict, dict]:
 DOC = HERE.parents[1] / "docs" / "RESULTS.md"
 
 
+def tables_only(text: str) -> str:
+    """The markdown tables of `text`, one blank line between them (what the doc's markers hold)."""
+    blocks, cur = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            cur.append(line)
+        elif cur:
+            blocks.append("\n".join(cur))
+            cur = []
+    return "\n\n".join(blocks)
+
+
 def sync_doc(doc: Path, name: str, text: str) -> bool:
     """Replace what stands between `<!-- report.py:name -->` and `<!-- /report.py:name -->` in `doc` by `text`
     (atomically); True if the file changed. A doc without exactly one pair of the markers, in order, is an error
@@ -1149,8 +1170,7 @@ def main():
         + "\n## The monitor, out of sample (thresholds frozen in monitor.yaml)\n\n"
         + monitor_table(rows),
     )
-    only_table = "\n".join(line for line in comparison_table(comp).splitlines() if line.startswith("|"))
-    if sync_doc(DOC, "comparison", only_table):
+    if sync_doc(DOC, "comparison", tables_only(comparison_table(comp))):
         print(f"updated the comparison table in {DOC}")
     print(table(sweep))
 

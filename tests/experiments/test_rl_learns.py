@@ -705,6 +705,9 @@ def test_the_report_writes_its_table_between_the_docs_markers_only(tmp_path):
         with pytest.raises(ValueError, match="RESULTS.md: needs exactly one <!-- report.py:comparison -->"):
             report.sync_doc(doc, "comparison", "| a |")
         assert doc.read_text() == broken
+    # the doc gets the tables of the report's text, each its own table (a blank line between), and nothing else
+    text = "intro line\n\n| a |\n|---|\n| 1 |\n\nnote between\n\n| b |\n|---|\n| 2 |\n\n**a verdict**\n"
+    assert report.tables_only(text) == "| a |\n|---|\n| 1 |\n\n| b |\n|---|\n| 2 |"
 
 
 def test_hack_transfer_takes_the_last_quarter_of_finished_model_runs(tmp_path, monkeypatch):
