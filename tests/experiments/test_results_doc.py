@@ -116,3 +116,24 @@ def test_rl_learns_summary_holds_the_other_scripts_reports_as_they_are_now():
     summary = json.loads((res / "summary.json").read_text())
     for name in ("monitor_retune", "hack_transfer", "costs", "rms"):
         assert summary[name] == json.loads((res / f"{name}.json").read_text()), f"rerun report.py after {name}"
+
+
+def test_the_rm_replay_table_in_the_reward_hacking_readme_is_the_replays():
+    """The reward_hacking README's replay table (labelled-set accuracy after the replayed RM updates, per arm and
+    seed) says what rm_replay.py's summary.json says, one column per replayed seed."""
+    import json
+
+    readme = (ROOT / "experiments/reward_hacking/README.md").read_text()
+    lines = [x.strip() for x in readme.splitlines()]
+    start = next(i for i, x in enumerate(lines) if x.startswith("| negatives replayed |"))
+    rows = [[c.strip() for c in x.strip("|").split("|")] for x in lines[start : lines.index("", start)]]
+    seeds = [int(c.removeprefix("seed ")) for c in rows[0][1:]]
+    arms = json.loads((RESULTS / "rm_replay/summary.json").read_text())["arms"]
+    label = {"all (as the run had them)": "all"} | {
+        f"{' + '.join(f'`{k}`' for k in a.removeprefix('only:').split('+'))} only": a for a in arms if a != "all"
+    }
+    assert {label[r[0]] for r in rows[2:]} == set(arms), "the table needs one row per replayed arm"
+    for r in rows[2:]:
+        runs = arms[label[r[0]]]["runs"]
+        assert sorted(int(k.rsplit("-s", 1)[1]) for k in runs) == seeds, f"{r[0]}: one column per replayed seed"
+        assert r[1:] == [f"{100 * runs[f'cooper_new-s{s}']['accuracy_end']:.1f}" for s in seeds], r[0]
