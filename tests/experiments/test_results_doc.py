@@ -21,11 +21,11 @@ def issue15_section() -> str:
 
 
 def tables(text: str) -> list[list[str]]:
-    """The markdown tables of a text, each as its lines."""
+    """The markdown tables of a text, each as its lines (a table indented under a list item without its indent)."""
     out, cur = [], []
     for line in text.splitlines() + [""]:
-        if line.startswith("|"):
-            cur.append(line)
+        if line.lstrip().startswith("|"):
+            cur.append(line.strip())
         elif cur:
             out.append(cur)
             cur = []
@@ -124,9 +124,8 @@ def test_the_rm_replay_table_in_the_reward_hacking_readme_is_the_replays():
     import json
 
     readme = (ROOT / "experiments/reward_hacking/README.md").read_text()
-    lines = [x.strip() for x in readme.splitlines()]
-    start = next(i for i, x in enumerate(lines) if x.startswith("| negatives replayed |"))
-    rows = [[c.strip() for c in x.strip("|").split("|")] for x in lines[start : lines.index("", start)]]
+    (table,) = [t for t in tables(readme) if t[0].startswith("| negatives replayed |")]
+    rows = [[c.strip() for c in x.strip("|").split("|")] for x in table]
     seeds = [int(c.removeprefix("seed ")) for c in rows[0][1:]]
     arms = json.loads((RESULTS / "rm_replay/summary.json").read_text())["arms"]
     label = {"all (as the run had them)": "all"} | {
