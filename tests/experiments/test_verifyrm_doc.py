@@ -2,11 +2,32 @@
 drifts from its numbers fails here."""
 
 import json
+import re
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "experiments/verifyrm/results"
-HEADER = "| category | rows | round 3's RM | round 4 | round 5 | rows, corrected suite | round 6 | strict rule | raw Math-Verify |"
+HEADER = (
+    "| category | rows | round 3's RM | round 4 | round 5 | rows, corrected suite | round 6 | round 7 | strict rule | "
+    "raw Math-Verify |"
+)
+sys.path.insert(0, str(ROOT / "experiments"))
+from stats import pct_sd  # noqa: E402  (report_v4.py's cells: the mean, and ± sd over more than one seed)
+
+
+def v7_summary() -> dict:
+    """report_v4.py's summary of round 7 (results/v7/summary.json); it must cover every committed seed."""
+    summary = json.loads((RESULTS / "v7/summary.json").read_text())["v7_smollm2"]
+    files = RESULTS.glob("v7/eval_latex_heldout_smollm2_s*.json")
+    seeds = sorted(int(m.group(1)) for f in files if (m := re.search(r"_s(\d+)\.json$", f.name)))
+    assert summary["seeds"] == seeds, "rerun experiments/verifyrm/report_v4.py experiments/verifyrm/results/v7"
+    return summary
+
+
+def cell(accuracy: float) -> str:
+    """An accuracy as the doc writes it: percent, one decimal."""
+    return f"{100 * accuracy:.1f}"
 
 
 def test_the_latex_category_table_is_what_the_committed_evaluations_say():
@@ -26,23 +47,27 @@ def test_the_latex_category_table_is_what_the_committed_evaluations_say():
         )
     ]
     # round 6 on the corrected suite, the rules beside it (the rounds before: the 2,491-row version)
+    # round 7 on the corrected suite too (its mean over the seeds run, from report_v4.py's summary)
     v5, v6 = evals[-1], json.loads((RESULTS / "v6/eval_latex_heldout_smollm2_s0.json").read_text())
+    v7 = v7_summary()["latex_heldout"]
+    rules = ("rule_strict", "math_verify")
+    for f in RESULTS.glob("v7/eval_latex_heldout_smollm2_s*.json"):  # the rows round 6 was scored on
+        counts = {c: r["n"] for c, r in json.loads(f.read_text())["per_answer_type"].items()}
+        assert counts == {c: r["n"] for c, r in v6["per_answer_type"].items()}, f"{f.name}: another suite"
     expected = {
-        "whole suite": [v5["judges"]["rm"]["n"]]
-        + [e["judges"]["rm"]["accuracy"] for e in evals]
-        + [v6["judges"]["rm"]["n"]]
-        + [v6["judges"][j]["accuracy"] for j in ("rm", "rule_strict", "math_verify")]
+        "whole suite": [str(v5["judges"]["rm"]["n"])]
+        + [cell(e["judges"]["rm"]["accuracy"]) for e in evals]
+        + [str(v6["judges"]["rm"]["n"]), cell(v6["judges"]["rm"]["accuracy"]), pct_sd(v7["accuracy"])]
+        + [cell(v6["judges"][j]["accuracy"]) for j in rules]
     }
     for cat, row in v5["per_answer_type"].items():
         r6 = v6["per_answer_type"][cat]
         expected[cat] = (
-            [row["n"]]
-            + [e["per_answer_type"][cat]["rm"] for e in evals]
-            + [r6["n"]]
-            + [r6[j] for j in ("rm", "rule_strict", "math_verify")]
+            [str(row["n"])]
+            + [cell(e["per_answer_type"][cat]["rm"]) for e in evals]
+            + [str(r6["n"]), cell(r6["rm"]), pct_sd(v7["per_category"][cat])]
+            + [cell(r6[j]) for j in rules]
         )
     assert [r[0] for r in table] == list(expected), "a category is missing or out of order"
     for name, *cells in table:
-        n, a3, a4, a5, n6, *acc6 = expected[name]
-        want = [str(n)] + [f"{100 * a:.1f}" for a in (a3, a4, a5)] + [str(n6)] + [f"{100 * a:.1f}" for a in acc6]
-        assert cells == want, f"{name}: doc {cells}, evaluations {want}"
+        assert cells == expected[name], f"{name}: doc {cells}, evaluations {expected[name]}"
