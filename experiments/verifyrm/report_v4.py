@@ -56,6 +56,14 @@ def summarise(evals: dict, trains: dict) -> dict:
             cats = sorted({c for r in reps.values() for c in latex_categories(r)})
             entry[s]["per_category"] = {c: ms([latex_categories(r)[c]["rm"] for r in reps.values() if c in latex_categories(r)]) for c in cats}  # fmt: skip
             entry[s]["min_category"] = ms([min(v["rm"] for v in latex_categories(r).values()) for r in reps.values()])
+    # each seed's own numbers (the issue's table: per backbone and seed, per category, time to train)
+    entry["per_seed"] = {}
+    for seed in entry["seeds"]:
+        one = {s: reps[seed]["judges"]["rm"]["accuracy"] for s, reps in evals.items() if seed in reps}
+        if seed in evals.get("latex_heldout", {}):
+            one["latex_per_category"] = {c: v["rm"] for c, v in latex_categories(evals["latex_heldout"][seed]).items()}
+        secs = train_seconds(trains[seed]) if seed in trains else None
+        entry["per_seed"][str(seed)] = one | {"train_minutes": None if secs is None else secs / 60}
     if trains:
         entry["train"] = {
             "seeds": sorted(trains),
@@ -111,6 +119,15 @@ def main() -> None:
             f"| {'-' if not e.get('latex_heldout') else pct(e['latex_heldout']['auroc'])} "
             f"| {pct(e.get('latex_heldout', {}).get('min_category'))} | {minutes} |"
         )
+        if e is v4 and n > 1:  # the round's seeds one by one
+            for seed, one in e["per_seed"].items():
+                cells = [f"{100 * one[s]:.1f}" if s in one else "-" for s in SETS]
+                cats, mins = one.get("latex_per_category"), one["train_minutes"]
+                auroc = mine.get("latex_heldout", {}).get(int(seed), {}).get("judges", {}).get("rm", {}).get("auroc")
+                cells += ["-" if auroc is None else f"{100 * auroc:.1f}", "-" if not cats else f"{100 * min(cats.values()):.1f}"]  # fmt: skip
+                lines.append(
+                    f"| {label}, seed {seed} | {' | '.join(cells)} | {'-' if mins is None else f'{mins:.0f}'} |"
+                )
     for j in RULES:
         cols = [f"{100 * rules[s][j]['accuracy']:.1f}" if s in rules else "-" for s in SETS]
         worst = min(rules["latex_heldout"][j]["per_category"].values()) if "latex_heldout" in rules else None
@@ -136,15 +153,20 @@ def main() -> None:
         per = rules["latex_heldout"]["rule_strict"]["per_category"]
         n = next(iter(mine.get("latex_heldout", v4_of_v3.get("latex_heldout", {})).values()))  # fmt: skip
         lines += ["", "Held-out college-math suite, accuracy % per category (RM: mean ± sd over seeds):", ""]
+        # with more than one seed, each seed's column after the rules'
+        seeds = [k for k, one in v4["per_seed"].items() if "latex_per_category" in one] if len(v4["seeds"]) > 1 else []
         lines += [
-            f"| category | n | RM {round_} | RM v3 | " + " | ".join(RULES) + " |",
-            "|---" * (4 + len(RULES)) + "|",
+            f"| category | n | RM {round_} | RM v3 | "
+            + " | ".join([*RULES, *(f"RM {round_} seed {k}" for k in seeds)])
+            + " |",
+            "|---" * (4 + len(RULES) + len(seeds)) + "|",
         ]
         for c in sorted(per):
             rm4 = pct(v4.get("latex_heldout", {}).get("per_category", {}).get(c))
             rm3 = pct(v3.get("latex_heldout", {}).get("per_category", {}).get(c))
             rule_cols = [f"{100 * rules['latex_heldout'][j]['per_category'][c]:.1f}" for j in RULES]
-            lines.append(f"| {c} | {n['per_answer_type'][c]['n']} | {rm4} | {rm3} | " + " | ".join(rule_cols) + " |")
+            seed_cols = [f"{100 * v4['per_seed'][k]['latex_per_category'][c]:.1f}" if c in v4["per_seed"][k]["latex_per_category"] else "-" for k in seeds]  # fmt: skip
+            lines.append(f"| {c} | {n['per_answer_type'][c]['n']} | {rm4} | {rm3} | " + " | ".join(rule_cols + seed_cols) + " |")  # fmt: skip
     atomic_write_text(R / "table.md", "\n".join(lines) + "\n")
     print("\n".join(lines))
 

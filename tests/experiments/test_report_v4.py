@@ -37,6 +37,11 @@ def test_targets_are_judged_on_the_mean_over_seeds(tmp_path, monkeypatch):
     table = (r / "table.md").read_text()
     assert "| RM v4 SmolLM2 (2 seeds) | 99.5 ± 0.0 | 98.0 ± 0.0 | 96.0 ± 0.0 |" in table
     assert "| latex_trap:near | 10 | 90.0 ± 14.1 | - |" in table
+    # each seed on its own: a row of the first table, a column of the per-category one (after the rules')
+    assert "| RM v4 SmolLM2, seed 1 | 99.5 | 98.0 | 96.0 | 99.0 | 80.0 | 10 |" in table
+    assert table.count(" | RM v4 seed 0 | RM v4 seed 1 |") == 1
+    assert "| latex_trap:near | 10 | 90.0 ± 14.1 | - | 50.0 | 50.0 | 50.0 | 100.0 | 80.0 |" in table
+    assert summary["v4_smollm2"]["per_seed"]["1"]["latex_per_category"] == {"latex:dfrac": 0.95, "latex_trap:near": 0.8}
 
 
 def test_a_later_round_reads_issue_14s_latex_evaluation_from_v4(tmp_path, monkeypatch):
@@ -52,6 +57,7 @@ def test_a_later_round_reads_issue_14s_latex_evaluation_from_v4(tmp_path, monkey
     assert summary["v5_smollm2"]["latex_heldout"]["accuracy"]["mean"] == 0.96
     assert summary["v3_smollm2"]["latex_heldout"]["accuracy"]["mean"] == 0.4
     assert "| latex:dfrac | 10 | 96.0 | 40.0 |" in (r / "table.md").read_text()
+    assert "seed 0" not in (r / "table.md").read_text()  # one seed: its numbers are the round's, not repeated
 
 
 def test_time_to_train_counts_every_process_of_a_run():
