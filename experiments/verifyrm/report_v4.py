@@ -46,8 +46,9 @@ def latex_categories(rep: dict) -> dict:
     return {c: v for c, v in rep["per_answer_type"].items() if c.startswith("latex")}
 
 
-def summarise(evals: dict, trains: dict) -> dict:
-    """One RM's numbers: per set accuracy / AUROC (mean ± sd over seeds), per latex category, train time."""
+def summarise(evals: dict, trains: dict, per_seed: bool = False) -> dict:
+    """One RM's numbers: per set accuracy / AUROC (mean ± sd over seeds), per latex category, train time; with
+    per_seed, each seed's own (a round's RM: its seeds are one run each)."""
     entry = {"seeds": sorted({s for reps in evals.values() for s in reps})}
     for s, reps in evals.items():
         rm = [r["judges"]["rm"] for r in reps.values()]
@@ -57,13 +58,16 @@ def summarise(evals: dict, trains: dict) -> dict:
             entry[s]["per_category"] = {c: ms([latex_categories(r)[c]["rm"] for r in reps.values() if c in latex_categories(r)]) for c in cats}  # fmt: skip
             entry[s]["min_category"] = ms([min(v["rm"] for v in latex_categories(r).values()) for r in reps.values()])
     # each seed's own numbers (the issue's table: per backbone and seed, per category, time to train)
-    entry["per_seed"] = {}
-    for seed in entry["seeds"]:
-        one = {s: reps[seed]["judges"]["rm"]["accuracy"] for s, reps in evals.items() if seed in reps}
-        if seed in evals.get("latex_heldout", {}):
-            one["latex_per_category"] = {c: v["rm"] for c, v in latex_categories(evals["latex_heldout"][seed]).items()}
+    for seed in entry["seeds"] if per_seed else ():
+        rm = {s: reps[seed]["judges"]["rm"] for s, reps in evals.items() if seed in reps}
+        latex = evals.get("latex_heldout", {}).get(seed)
         secs = train_seconds(trains[seed]) if seed in trains else None
-        entry["per_seed"][str(seed)] = one | {"train_minutes": None if secs is None else secs / 60}
+        entry.setdefault("per_seed", {})[str(seed)] = {
+            "accuracy": {s: m["accuracy"] for s, m in rm.items()},
+            "latex_auroc": rm["latex_heldout"].get("auroc") if latex else None,
+            "latex_per_category": {c: v["rm"] for c, v in latex_categories(latex).items()} if latex else None,
+            "train_minutes": None if secs is None else secs / 60,
+        }
     if trains:
         entry["train"] = {
             "seeds": sorted(trains),
@@ -83,7 +87,7 @@ def main() -> None:
     v4_dir = R.parent / "v4"  # issue 14's RM on latex_heldout is evaluated once, into results/v4
     trains = {int(m.group(1)): json.loads(f.read_text()) for f in sorted(R.glob("train_smollm2_s*.json")) if (m := re.fullmatch(r"train_smollm2_s(\d+)\.json", f.name))}  # fmt: skip
     mine, v4_of_v3 = load(R, "smollm2"), load(v4_dir, "v3smollm2")  # this round's RM; issue 14's on latex_heldout
-    v4 = summarise(mine, trains)  # this round's RM (v4 or v5)
+    v4 = summarise(mine, trains, per_seed=True)  # this round's RM (v4 or v5)
     # issue 14's RM: its own evaluations on the v3 sets (results/v3), on latex_heldout those run_v4.sh made
     v3_evals = {s: reps for s, reps in load(V3, "smollm2").items() if s != "latex_heldout"}
     v3_evals |= {s: reps for s, reps in (load(R, "v3smollm2") or v4_of_v3).items() if s == "latex_heldout"}
@@ -121,13 +125,11 @@ def main() -> None:
         )
         if e is v4 and n > 1:  # the round's seeds one by one
             for seed, one in e["per_seed"].items():
-                cells = [f"{100 * one[s]:.1f}" if s in one else "-" for s in SETS]
-                cats, mins = one.get("latex_per_category"), one["train_minutes"]
-                auroc = mine.get("latex_heldout", {}).get(int(seed), {}).get("judges", {}).get("rm", {}).get("auroc")
+                cats, auroc, mins = one["latex_per_category"], one["latex_auroc"], one["train_minutes"]
+                cells = [f"{100 * one['accuracy'][s]:.1f}" if s in one["accuracy"] else "-" for s in SETS]
                 cells += ["-" if auroc is None else f"{100 * auroc:.1f}", "-" if not cats else f"{100 * min(cats.values()):.1f}"]  # fmt: skip
-                lines.append(
-                    f"| {label}, seed {seed} | {' | '.join(cells)} | {'-' if mins is None else f'{mins:.0f}'} |"
-                )
+                cells += ["-" if mins is None else f"{mins:.0f}"]
+                lines.append(f"| {label}, seed {seed} | {' | '.join(cells)} |")
     for j in RULES:
         cols = [f"{100 * rules[s][j]['accuracy']:.1f}" if s in rules else "-" for s in SETS]
         worst = min(rules["latex_heldout"][j]["per_category"].values()) if "latex_heldout" in rules else None
@@ -154,7 +156,8 @@ def main() -> None:
         n = next(iter(mine.get("latex_heldout", v4_of_v3.get("latex_heldout", {})).values()))  # fmt: skip
         lines += ["", "Held-out college-math suite, accuracy % per category (RM: mean ± sd over seeds):", ""]
         # with more than one seed, each seed's column after the rules'
-        seeds = [k for k, one in v4["per_seed"].items() if "latex_per_category" in one] if len(v4["seeds"]) > 1 else []
+        seeds = [k for k, one in v4.get("per_seed", {}).items() if one["latex_per_category"]]
+        seeds = seeds if len(seeds) > 1 else []
         lines += [
             f"| category | n | RM {round_} | RM v3 | "
             + " | ".join([*RULES, *(f"RM {round_} seed {k}" for k in seeds)])
@@ -165,7 +168,7 @@ def main() -> None:
             rm4 = pct(v4.get("latex_heldout", {}).get("per_category", {}).get(c))
             rm3 = pct(v3.get("latex_heldout", {}).get("per_category", {}).get(c))
             rule_cols = [f"{100 * rules['latex_heldout'][j]['per_category'][c]:.1f}" for j in RULES]
-            seed_cols = [f"{100 * v4['per_seed'][k]['latex_per_category'][c]:.1f}" if c in v4["per_seed"][k]["latex_per_category"] else "-" for k in seeds]  # fmt: skip
+            seed_cols = [pct(ms([v4["per_seed"][k]["latex_per_category"].get(c)])) for k in seeds]
             lines.append(f"| {c} | {n['per_answer_type'][c]['n']} | {rm4} | {rm3} | " + " | ".join(rule_cols + seed_cols) + " |")  # fmt: skip
     atomic_write_text(R / "table.md", "\n".join(lines) + "\n")
     print("\n".join(lines))

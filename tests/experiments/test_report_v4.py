@@ -23,9 +23,14 @@ def test_targets_are_judged_on_the_mean_over_seeds(tmp_path, monkeypatch):
         (r / f"eval_heldout_smollm2_s{s}.json").write_text(json.dumps(evaluation(0.995, {"fmt:a": 1.0})))
         (r / f"eval_robustness_smollm2_s{s}.json").write_text(json.dumps(evaluation(0.98, {"fmt:a": 1.0})))
         cats = {"latex:dfrac": lx, "latex_trap:near": trap}
-        (r / f"eval_latex_heldout_smollm2_s{s}.json").write_text(json.dumps(evaluation(0.96, cats)))
-        train = {"train_seconds": 600.0, "val_accuracy": 0.97, "data_rows": 9, "data_sha256": "ab", "max_length": 384}
+        latex = evaluation(0.96, cats)
+        latex["judges"]["rm"]["auroc"] = 0.99 - 0.02 * s  # each seed's own, so that a mix-up shows
+        (r / f"eval_latex_heldout_smollm2_s{s}.json").write_text(json.dumps(latex))
+        train = {"train_seconds": 600.0 * (s + 1), "val_accuracy": 0.97, "data_rows": 9, "data_sha256": "ab", "max_length": 384}  # fmt: skip
         (r / f"train_smollm2_s{s}.json").write_text(json.dumps(train))
+    # a third seed evaluated on the held-out set only, its training time unknown (resumed before it was recorded)
+    (r / "eval_heldout_smollm2_s2.json").write_text(json.dumps(evaluation(0.99, {"fmt:a": 1.0})))
+    (r / "train_smollm2_s2.json").write_text(json.dumps(train | {"resumed_from": "ckpt"}))
     (v3 / "eval_heldout_smollm2_s0.json").write_text(json.dumps(evaluation(0.999, {"fmt:a": 1.0})))
     report.main()
     summary = json.loads((r / "summary.json").read_text())
@@ -35,13 +40,16 @@ def test_targets_are_judged_on_the_mean_over_seeds(tmp_path, monkeypatch):
         summary["v3_smollm2"]["heldout"]["accuracy"]["mean"] == 0.999 and "latex_heldout" not in summary["v3_smollm2"]
     )
     table = (r / "table.md").read_text()
-    assert "| RM v4 SmolLM2 (2 seeds) | 99.5 ± 0.0 | 98.0 ± 0.0 | 96.0 ± 0.0 |" in table
+    assert "| RM v4 SmolLM2 (3 seeds) | 99.3 ± 0.3 | 98.0 ± 0.0 | 96.0 ± 0.0 |" in table
     assert "| latex_trap:near | 10 | 90.0 ± 14.1 | - |" in table
-    # each seed on its own: a row of the first table, a column of the per-category one (after the rules')
-    assert "| RM v4 SmolLM2, seed 1 | 99.5 | 98.0 | 96.0 | 99.0 | 80.0 | 10 |" in table
-    assert table.count(" | RM v4 seed 0 | RM v4 seed 1 |") == 1
+    # each seed on its own: a row of the first table, a column of the per-category one (after the rules') for each
+    # seed with a LaTeX evaluation; issue 14's RM (one seed here) has none
+    assert "| RM v4 SmolLM2, seed 1 | 99.5 | 98.0 | 96.0 | 97.0 | 80.0 | 20 |" in table
+    assert "| RM v4 SmolLM2, seed 2 | 99.0 | - | - | - | - | - |" in table
+    assert table.count(" | RM v4 seed 0 | RM v4 seed 1 |") == 1 and "RM v4 seed 2" not in table
     assert "| latex_trap:near | 10 | 90.0 ± 14.1 | - | 50.0 | 50.0 | 50.0 | 100.0 | 80.0 |" in table
     assert summary["v4_smollm2"]["per_seed"]["1"]["latex_per_category"] == {"latex:dfrac": 0.95, "latex_trap:near": 0.8}
+    assert "per_seed" not in summary["v3_smollm2"]
 
 
 def test_a_later_round_reads_issue_14s_latex_evaluation_from_v4(tmp_path, monkeypatch):

@@ -19,8 +19,9 @@ from stats import pct_sd  # noqa: E402  (report_v4.py's cells: the mean, and ± 
 def v7_summary() -> dict:
     """report_v4.py's summary of round 7 (results/v7/summary.json); it must cover every committed seed."""
     summary = json.loads((RESULTS / "v7/summary.json").read_text())["v7_smollm2"]
-    files = RESULTS.glob("v7/eval_latex_heldout_smollm2_s*.json")
-    seeds = sorted(int(m.group(1)) for f in files if (m := re.search(r"_s(\d+)\.json$", f.name)))
+    files = RESULTS.glob("v7/eval_*_smollm2_s*.json")  # any evaluation set (report_v4.py's seeds)
+    pattern = r"eval_(heldout|robustness|latex_heldout)_smollm2_s(\d+)\.json"
+    seeds = sorted({int(m.group(2)) for f in files if (m := re.fullmatch(pattern, f.name))})
     assert summary["seeds"] == seeds, "rerun experiments/verifyrm/report_v4.py experiments/verifyrm/results/v7"
     return summary
 
