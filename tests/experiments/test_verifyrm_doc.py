@@ -2,9 +2,9 @@
 drifts from its numbers fails here."""
 
 import json
-import re
-import sys
 from pathlib import Path
+
+from tests.experiments import EXPERIMENTS, load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "experiments/verifyrm/results"
@@ -12,16 +12,14 @@ HEADER = (
     "| category | rows | round 3's RM | round 4 | round 5 | rows, corrected suite | round 6 | round 7 | strict rule | "
     "raw Math-Verify |"
 )
-sys.path.insert(0, str(ROOT / "experiments"))
-from stats import pct_sd  # noqa: E402  (report_v4.py's cells: the mean, and ± sd over more than one seed)
+report = load_script("report_v4", EXPERIMENTS / "verifyrm")  # its seeds and cells (pct: the mean, ± sd over seeds)
 
 
 def v7_summary() -> dict:
     """report_v4.py's summary of round 7 (results/v7/summary.json); it must cover every committed seed."""
     summary = json.loads((RESULTS / "v7/summary.json").read_text())["v7_smollm2"]
-    files = RESULTS.glob("v7/eval_*_smollm2_s*.json")  # any evaluation set (report_v4.py's seeds)
-    pattern = r"eval_(heldout|robustness|latex_heldout)_smollm2_s(\d+)\.json"
-    seeds = sorted({int(m.group(2)) for f in files if (m := re.fullmatch(pattern, f.name))})
+    found = report.load(RESULTS / "v7", "smollm2")  # {set: {seed: evaluation}}, as report_v4 reads them
+    seeds = sorted({s for reps in found.values() for s in reps})
     assert summary["seeds"] == seeds, "rerun experiments/verifyrm/report_v4.py experiments/verifyrm/results/v7"
     return summary
 
@@ -58,7 +56,7 @@ def test_the_latex_category_table_is_what_the_committed_evaluations_say():
     expected = {
         "whole suite": [str(v5["judges"]["rm"]["n"])]
         + [cell(e["judges"]["rm"]["accuracy"]) for e in evals]
-        + [str(v6["judges"]["rm"]["n"]), cell(v6["judges"]["rm"]["accuracy"]), pct_sd(v7["accuracy"])]
+        + [str(v6["judges"]["rm"]["n"]), cell(v6["judges"]["rm"]["accuracy"]), report.pct(v7["accuracy"])]
         + [cell(v6["judges"][j]["accuracy"]) for j in rules]
     }
     for cat, row in v5["per_answer_type"].items():
@@ -66,7 +64,7 @@ def test_the_latex_category_table_is_what_the_committed_evaluations_say():
         expected[cat] = (
             [str(row["n"])]
             + [cell(e["per_answer_type"][cat]["rm"]) for e in evals]
-            + [str(r6["n"]), cell(r6["rm"]), pct_sd(v7["per_category"][cat])]
+            + [str(r6["n"]), cell(r6["rm"]), report.pct(v7["per_category"][cat])]
             + [cell(r6[j]) for j in rules]
         )
     assert [r[0] for r in table] == list(expected), "a category is missing or out of order"
