@@ -20,8 +20,8 @@ from cooper_rl.io import atomic_write_json, atomic_write_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from stats import mean_sd as ms  # noqa: E402  (experiments/stats.py)
+from stats import num, train_seconds  # noqa: E402
 from stats import pct_sd as pct  # noqa: E402
-from stats import train_seconds  # noqa: E402
 
 R = Path(sys.argv[1] if len(sys.argv) > 1 else "experiments/verifyrm/results/v4")
 V3 = R.parent / "v3"
@@ -168,7 +168,7 @@ def main() -> None:
             rm4 = pct(v4.get("latex_heldout", {}).get("per_category", {}).get(c))
             rm3 = pct(v3.get("latex_heldout", {}).get("per_category", {}).get(c))
             rule_cols = [f"{100 * rules['latex_heldout'][j]['per_category'][c]:.1f}" for j in RULES]
-            seed_cols = [pct(ms([v4["per_seed"][k]["latex_per_category"].get(c)])) for k in seeds]
+            seed_cols = [num(None if (v := v4["per_seed"][k]["latex_per_category"].get(c)) is None else 100 * v, 1) for k in seeds]  # fmt: skip
             lines.append(f"| {c} | {n['per_answer_type'][c]['n']} | {rm4} | {rm3} | " + " | ".join(rule_cols + seed_cols) + " |")  # fmt: skip
     atomic_write_text(R / "table.md", "\n".join(lines) + "\n")
     print("\n".join(lines))
