@@ -70,3 +70,46 @@ def test_the_latex_category_table_is_what_the_committed_evaluations_say():
     assert [r[0] for r in table] == list(expected), "a category is missing or out of order"
     for name, *cells in table:
         assert cells == expected[name], f"{name}: doc {cells}, evaluations {expected[name]}"
+
+
+def test_round_7s_per_seed_table_is_what_the_committed_evaluations_say():
+    """Issue 69's one table: per seed, per category, time to train (each cell from results/v7, the mean from
+    report_v4's summary)."""
+    lines = (ROOT / "docs/VERIFYRM.md").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| round 7, SmolLM2-135M |"))
+    header = [c.strip() for c in lines[start].strip("|").split("|")]
+    table = {}
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        name, *cells = (c.strip() for c in line.strip("|").split("|"))
+        table[name.strip("`")] = cells
+    summary = v7_summary()
+    seeds = [str(k) for k in summary["seeds"]]
+    assert header[1:] == [f"seed {k}" for k in seeds] + ["mean ± sd"], "one column per committed seed, then the mean"
+    per = summary["per_seed"]
+    trains = {k: json.loads((RESULTS / f"v7/train_smollm2_s{k}.json").read_text()) for k in seeds}
+
+    def spread(d: dict, scale: float, digits: int) -> str:
+        return f"{scale * d['mean']:.{digits}f}" + (f" ± {scale * d['sd']:.{digits}f}" if d["n"] > 1 else "")
+
+    expected = {
+        name: [cell(per[k]["accuracy"][key]) for k in seeds] + [report.pct(summary[key]["accuracy"])]
+        for name, key in (
+            ("round 3's held-out", "heldout"),
+            ("robustness suite", "robustness"),
+            ("LaTeX suite", "latex_heldout"),
+        )
+    }
+    expected["LaTeX suite AUROC"] = [f"{per[k]['latex_auroc']:.3f}" for k in seeds] + [
+        spread(summary["latex_heldout"]["auroc"], 1, 3)
+    ]
+    for cat, mean in sorted(summary["latex_heldout"]["per_category"].items()):
+        expected[cat] = [cell(per[k]["latex_per_category"][cat]) for k in seeds] + [report.pct(mean)]
+    expected["training steps"] = [str(trains[k]["global_step"]) for k in seeds] + [""]
+    expected["training minutes"] = [f"{trains[k]['train_seconds_total'] / 60:.0f}" for k in seeds] + [
+        spread(summary["train"]["train_minutes"], 1, 0)
+    ]
+    assert list(table) == list(expected), "a row is missing or out of order"
+    for name, cells in table.items():
+        assert cells == expected[name], f"{name}: doc {cells}, evaluations {expected[name]}"
