@@ -24,6 +24,16 @@ def v7_summary() -> dict:
     return summary
 
 
+def rows_after(lines: list[str], start: int) -> list[list[str]]:
+    """The cells of a markdown table's rows, the table's header at lines[start] (markup of names stripped)."""
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip().strip("*`") for c in line.strip("|").split("|")])
+    return rows
+
+
 def cell(accuracy: float) -> str:
     """An accuracy as the doc writes it: percent, one decimal."""
     return f"{100 * accuracy:.1f}"
@@ -31,12 +41,7 @@ def cell(accuracy: float) -> str:
 
 def test_the_latex_category_table_is_what_the_committed_evaluations_say():
     lines = (ROOT / "docs/VERIFYRM.md").read_text().splitlines()
-    start = lines.index(HEADER)
-    table = []
-    for line in lines[start + 2 :]:
-        if not line.startswith("|"):
-            break
-        table.append([c.strip().strip("*`") for c in line.strip("|").split("|")])
+    table = rows_after(lines, lines.index(HEADER))
     evals = [
         json.loads((RESULTS / f).read_text())
         for f in (
@@ -78,20 +83,15 @@ def test_round_7s_per_seed_table_is_what_the_committed_evaluations_say():
     lines = (ROOT / "docs/VERIFYRM.md").read_text().splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("| round 7, SmolLM2-135M |"))
     header = [c.strip() for c in lines[start].strip("|").split("|")]
-    table = {}
-    for line in lines[start + 2 :]:
-        if not line.startswith("|"):
-            break
-        name, *cells = (c.strip() for c in line.strip("|").split("|"))
-        table[name.strip("`")] = cells
+    table = {name: cells for name, *cells in rows_after(lines, start)}
     summary = v7_summary()
     seeds = [str(k) for k in summary["seeds"]]
     assert header[1:] == [f"seed {k}" for k in seeds] + ["mean ± sd"], "one column per committed seed, then the mean"
     per = summary["per_seed"]
     trains = {k: json.loads((RESULTS / f"v7/train_smollm2_s{k}.json").read_text()) for k in seeds}
 
-    def spread(d: dict, scale: float, digits: int) -> str:
-        return f"{scale * d['mean']:.{digits}f}" + (f" ± {scale * d['sd']:.{digits}f}" if d["n"] > 1 else "")
+    def spread(d: dict, digits: int) -> str:
+        return f"{d['mean']:.{digits}f}" + (f" ± {d['sd']:.{digits}f}" if d["n"] > 1 else "")
 
     expected = {
         name: [cell(per[k]["accuracy"][key]) for k in seeds] + [report.pct(summary[key]["accuracy"])]
@@ -102,13 +102,13 @@ def test_round_7s_per_seed_table_is_what_the_committed_evaluations_say():
         )
     }
     expected["LaTeX suite AUROC"] = [f"{per[k]['latex_auroc']:.3f}" for k in seeds] + [
-        spread(summary["latex_heldout"]["auroc"], 1, 3)
+        spread(summary["latex_heldout"]["auroc"], 3)
     ]
     for cat, mean in sorted(summary["latex_heldout"]["per_category"].items()):
         expected[cat] = [cell(per[k]["latex_per_category"][cat]) for k in seeds] + [report.pct(mean)]
     expected["training steps"] = [str(trains[k]["global_step"]) for k in seeds] + [""]
     expected["training minutes"] = [f"{trains[k]['train_seconds_total'] / 60:.0f}" for k in seeds] + [
-        spread(summary["train"]["train_minutes"], 1, 0)
+        spread(summary["train"]["train_minutes"], 0)
     ]
     assert list(table) == list(expected), "a row is missing or out of order"
     for name, cells in table.items():
