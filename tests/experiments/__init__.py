@@ -13,3 +13,20 @@ def load_script(name: str, folder: Path = HACKING):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def md_tables(text: str) -> list[list[str]]:
+    """The markdown tables of a text, each as its lines (a table indented under a list item without its indent)."""
+    out, cur = [], []
+    for line in text.splitlines() + [""]:
+        if line.lstrip().startswith("|"):
+            cur.append(line.strip())
+        elif cur:
+            out.append(cur)
+            cur = []
+    return out
+
+
+def md_cells(line: str) -> list[str]:
+    """The cells of one markdown table line, stripped."""
+    return [c.strip() for c in line.strip().strip("|").split("|")]

@@ -5,7 +5,7 @@ each run's committed evaluations say (a doc that drifts from its numbers fails h
 import re
 from pathlib import Path
 
-from tests.experiments import load_script
+from tests.experiments import load_script, md_cells, md_tables
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "experiments/reward_hacking/results"
@@ -20,26 +20,14 @@ def issue15_section() -> str:
     return doc[start : end if end > 0 else None]
 
 
-def tables(text: str) -> list[list[str]]:
-    """The markdown tables of a text, each as its lines (a table indented under a list item without its indent)."""
-    out, cur = [], []
-    for line in text.splitlines() + [""]:
-        if line.lstrip().startswith("|"):
-            cur.append(line.strip())
-        elif cur:
-            out.append(cur)
-            cur = []
-    return out
-
-
 def test_the_reports_tables_in_results_md_are_copied_verbatim():
     """The main table stands in RESULTS.md, the per-evaluation table and the training signal in the experiment's
     README: each a verbatim copy of the report as it is now."""
     report = (RESULTS / "table.md").read_text()
-    headers = {t[0] for t in tables(report)}
-    in_results = [t for t in tables(issue15_section()) if t[0] in headers]
+    headers = {t[0] for t in md_tables(report)}
+    in_results = [t for t in md_tables(issue15_section()) if t[0] in headers]
     readme = (ROOT / "experiments/reward_hacking/README.md").read_text()
-    in_readme = [t for t in tables(readme) if t[0] in headers]
+    in_readme = [t for t in md_tables(readme) if t[0] in headers]
     assert any(t[0].startswith("| condition | seeds | rollouts/run |") for t in in_results)  # the main table
     assert len({t[0] for t in in_readme}) >= 3  # the main table, the per-evaluation table, the training signal
     for t in in_results + in_readme:
@@ -48,12 +36,12 @@ def test_the_reports_tables_in_results_md_are_copied_verbatim():
 
 def test_the_per_run_table_matches_each_runs_committed_evaluations():
     readme = (ROOT / "experiments/reward_hacking/README.md").read_text()
-    (table,) = [t for t in tables(readme) if t[0].startswith("| run | step 0 | 100 |")]
-    steps = [int(re.sub(r"\D", "", c) or 0) for c in table[0].strip("|").split("|")[1:]]
+    (table,) = [t for t in md_tables(readme) if t[0].startswith("| run | step 0 | 100 |")]
+    steps = [int(re.sub(r"\D", "", c) or 0) for c in md_cells(table[0])[1:]]
     assert steps == [0, 100, 200, 300, 400]
     named = set()
     for row in table[2:]:
-        name, *cells = [c.strip() for c in row.strip("|").split("|")]
+        name, *cells = md_cells(row)
         condition, seed = name.rsplit(" s", 1)
         named.add(f"{condition}-s{seed}")
         evals = {e["step"]: rh.heldout(e) for e in rh.records(RESULTS / f"runs/{condition}-s{seed}/evals.jsonl")}
@@ -75,8 +63,8 @@ def test_the_rl_learns_comparison_in_results_md_is_the_reports_as_it_is_now():
     section = doc[start : doc.index("\n## ", start + 1)]
     report = (ROOT / "experiments/rl_learns/results/table.md").read_text()
     for head in ("| condition | seeds | collapsed |", "| condition | RM accuracy"):  # held-out; RM and signal
-        (reported,) = [t for t in tables(report) if t[0].startswith(head)]
-        (copied,) = [t for t in tables(section) if t[0].startswith(head)]
+        (reported,) = [t for t in md_tables(report) if t[0].startswith(head)]
+        (copied,) = [t for t in md_tables(section) if t[0].startswith(head)]
         assert copied == reported, "RESULTS.md's comparison tables differ from results/table.md: rerun report.py"
 
 
@@ -89,8 +77,8 @@ def test_the_rl_learns_monitor_rows_in_results_md_are_the_reports():
     doc = (ROOT / "docs/RESULTS.md").read_text()
     start = doc.index("## RL that learns")
     section = doc[start : doc.index("\n## ", start + 1)]
-    (rows,) = [t[2:] for t in tables(section) if t[0].startswith("| monitor, runs |")]
-    cells = [[c.strip() for c in r.strip("|").split("|")[1:]] for r in rows]
+    (rows,) = [t[2:] for t in md_tables(section) if t[0].startswith("| monitor, runs |")]
+    cells = [md_cells(r)[1:] for r in rows]
     res = ROOT / "experiments/rl_learns/results"
     every = json.loads((res / "summary.json").read_text())["monitor_out_of_sample"]
     test = json.loads((res / "monitor_retune.json").read_text())["test"]
@@ -124,8 +112,8 @@ def test_the_rm_replay_table_in_the_reward_hacking_readme_is_the_replays():
     import json
 
     readme = (ROOT / "experiments/reward_hacking/README.md").read_text()
-    (table,) = [t for t in tables(readme) if t[0].startswith("| negatives replayed |")]
-    rows = [[c.strip() for c in x.strip("|").split("|")] for x in table]
+    (table,) = [t for t in md_tables(readme) if t[0].startswith("| negatives replayed |")]
+    rows = [md_cells(x) for x in table]
     seeds = [int(c.removeprefix("seed ")) for c in rows[0][1:]]
     arms = json.loads((RESULTS / "rm_replay/summary.json").read_text())["arms"]
     label = {"all (as the run had them)": "all"} | {

@@ -4,7 +4,7 @@ drifts from its numbers fails here."""
 import json
 from pathlib import Path
 
-from tests.experiments import EXPERIMENTS, load_script
+from tests.experiments import EXPERIMENTS, load_script, md_cells, md_tables
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "experiments/verifyrm/results"
@@ -24,14 +24,11 @@ def v7_summary() -> dict:
     return summary
 
 
-def rows_after(lines: list[str], start: int) -> list[list[str]]:
-    """The cells of a markdown table's rows, the table's header at lines[start] (markup of names stripped)."""
-    rows = []
-    for line in lines[start + 2 :]:
-        if not line.startswith("|"):
-            break
-        rows.append([c.strip().strip("*`") for c in line.strip("|").split("|")])
-    return rows
+def doc_table(starts: str) -> list[list[str]]:
+    """The header and rows of docs/VERIFYRM.md's one table whose header line starts so, as cells (names' markup
+    stripped)."""
+    (table,) = [t for t in md_tables((ROOT / "docs/VERIFYRM.md").read_text()) if t[0].startswith(starts)]
+    return [[c.strip("*`") for c in md_cells(line)] for line in [table[0], *table[2:]]]
 
 
 def cell(accuracy: float) -> str:
@@ -40,8 +37,7 @@ def cell(accuracy: float) -> str:
 
 
 def test_the_latex_category_table_is_what_the_committed_evaluations_say():
-    lines = (ROOT / "docs/VERIFYRM.md").read_text().splitlines()
-    table = rows_after(lines, lines.index(HEADER))
+    _, *table = doc_table(HEADER)
     evals = [
         json.loads((RESULTS / f).read_text())
         for f in (
@@ -80,10 +76,8 @@ def test_the_latex_category_table_is_what_the_committed_evaluations_say():
 def test_round_7s_per_seed_table_is_what_the_committed_evaluations_say():
     """Issue 69's one table: per seed, per category, time to train (each cell from results/v7, the mean from
     report_v4's summary)."""
-    lines = (ROOT / "docs/VERIFYRM.md").read_text().splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("| round 7, SmolLM2-135M |"))
-    header = [c.strip() for c in lines[start].strip("|").split("|")]
-    table = {name: cells for name, *cells in rows_after(lines, start)}
+    header, *rows = doc_table("| round 7, SmolLM2-135M |")
+    table = {name: cells for name, *cells in rows}
     summary = v7_summary()
     seeds = [str(k) for k in summary["seeds"]]
     assert header[1:] == [f"seed {k}" for k in seeds] + ["mean ± sd"], "one column per committed seed, then the mean"
