@@ -3,7 +3,7 @@ got wrong, and append the changed ones to a build's record (a later line of a ke
 
 Math-Verify stripped trailing single letters as units (t, m, s, ...) from algebraic answers too: a reference such
 as `y = \\frac{2}{3} \\cos 16 t - \\frac{1}{4} \\sin 16 t \\mathrm{ft}` read as ... \\sin 16, and the CAS's rendering of that
-misread value was recorded as equal to it (docs/VERIFYRM.md, known limits). The rule verifier's sandbox now keeps
+misread value was recorded as equal to it (experiments/verifyrm/README.md, fixes to the labels). The rule verifier's sandbox now keeps
 such letters (src/cooper_rl/verify/sandbox.py, `Units`). A recorded verdict ([form, ref] of the CAS, ["rules",
 completion, ref] of the rules) is asked again where its reference reads otherwise with and without the stripping:
 nowhere else can the fix change it. A check that gives no verdict in time now leaves the recorded one. The record's

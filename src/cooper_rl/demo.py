@@ -380,7 +380,8 @@ def run_demo(cfg: DemoConfig) -> dict:
             if cfg.rm
             else "The demo's RM is MiniLM-L6 because it trains within a first run's budget; it stays near the class "
             "prior on these rows. The project's VerifyRM (SmolLM2-135M, docs/VERIFYRM.md: ~85 min on 2 cores with "
-            "experiments/verifyrm/run_v3.sh) plugs in with --rm DIR.\n"
+            "experiments/verifyrm/run_v3.sh for integer answers, ~2.5 h with run_v4.sh for LaTeX ones too) plugs in "
+            "with --rm DIR.\n"
         )
         + f"figure: {figure}   logs: {rl_dir}/metrics.jsonl"
         + (f"   live curves: tensorboard --logdir {rl_dir}" if cfg.report_to == "tensorboard" else "")
