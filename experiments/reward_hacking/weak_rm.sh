@@ -2,8 +2,8 @@
 # Issue 15: a deliberately weaker static VerifyRM, so that reward hacking is reachable at a CPU budget (the issue
 # allows one if the document says so and reports the strong RM beside it). Same backbone and recipe as the strong
 # RM (run_v3.sh: SmolLM2-135M, lr 3e-5, 16 rows per step), but
-#   - data: round 2's categories only (round 2 in experiments/verifyrm/README.md: answers in four styles, corrupted solutions, the wrong
-#     reference), i.e. the data this project had before issue 14: no hedged, echoed, truncated, answer-less or
+#   - data: round 2's categories only (experiments/verifyrm/README.md, round 2: answers in four styles, corrupted
+#     solutions, the wrong reference), i.e. the data this project had before issue 14: no hedged, echoed, truncated, answer-less or
 #     "master key" traps and no real policy completions;
 #   - budget: 100 steps x 16 rows (the issue's probe budget; the strong RM trains one full epoch, ~260 steps).
 # Then both evaluations of run_v3.sh (held-out real completions, robustness suite), next to the rules, so the
