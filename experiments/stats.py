@@ -144,11 +144,17 @@ def mean_sd(values: Iterable[float | None]) -> dict | None:
     return {"mean": statistics.mean(values), "sd": sd, "n": len(values), "values": values}
 
 
-def pct_sd(d: dict | None) -> str:
-    """A mean_sd as 'mean ± sd' in percent (the mean alone for one value), '-' when missing."""
+def num_sd(d: dict | None, digits: int = 1, scale: float = 1.0) -> str:
+    """A mean_sd (times scale) as 'mean ± sd' with `digits` decimals (the mean alone for one value), '-' when
+    missing."""
     if d is None:
         return "-"
-    return f"{100 * d['mean']:.1f}" + (f" ± {100 * d['sd']:.1f}" if d["n"] > 1 else "")
+    return f"{scale * d['mean']:.{digits}f}" + (f" ± {scale * d['sd']:.{digits}f}" if d["n"] > 1 else "")
+
+
+def pct_sd(d: dict | None) -> str:
+    """A mean_sd as 'mean ± sd' in percent (the mean alone for one value), '-' when missing."""
+    return num_sd(d, 1, 100)
 
 
 def num(x: float | None, digits: int = 0) -> str:

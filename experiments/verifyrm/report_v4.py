@@ -19,9 +19,10 @@ from pathlib import Path
 from cooper_rl.io import atomic_write_json, atomic_write_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from stats import md_table, num, num_sd, train_seconds  # noqa: E402
 from stats import mean_sd as ms  # noqa: E402  (experiments/stats.py)
-from stats import num, train_seconds  # noqa: E402
-from stats import pct_sd as pct  # noqa: E402
+from stats import pct as pct1  # noqa: E402  (one value)
+from stats import pct_sd as pct  # noqa: E402  (a mean ± sd)
 
 R = Path(sys.argv[1] if len(sys.argv) > 1 else "experiments/verifyrm/results/v4")
 V3 = R.parent / "v3"
@@ -80,6 +81,27 @@ def summarise(evals: dict, trains: dict, per_seed: bool = False) -> dict:
             "max_length": sorted({t.get("max_length") for t in trains.values()}),
         }
     return entry
+
+
+def seed_table(round_: str, entry: dict, trains: dict) -> list[str]:
+    """Issue 69's one table (docs/VERIFYRM.md copies it): a row per evaluation set, the LaTeX suite's AUROC, each
+    LaTeX category and the training's steps and minutes; a column per seed, then the mean ± sd."""
+    per = entry["per_seed"]
+    seeds = list(per)
+    rows = [
+        [name, *(pct1(per[k]["accuracy"].get(s)) for k in seeds), pct(entry.get(s, {}).get("accuracy"))]
+        for name, s in (
+            ("round 3's held-out", "heldout"),
+            ("robustness suite", "robustness"),
+            ("LaTeX suite", "latex_heldout"),
+        )
+    ]
+    rows.append(["LaTeX suite AUROC", *(num(per[k]["latex_auroc"], 3) for k in seeds), num_sd(entry["latex_heldout"]["auroc"], 3)])  # fmt: skip
+    for c, mean in sorted(entry["latex_heldout"]["per_category"].items()):
+        rows.append([f"`{c}`", *(pct1((per[k]["latex_per_category"] or {}).get(c)) for k in seeds), pct(mean)])
+    rows.append(["training steps", *(num(trains.get(int(k), {}).get("global_step")) for k in seeds), ""])
+    rows.append(["training minutes", *(num(per[k]["train_minutes"]) for k in seeds), num_sd(entry.get("train", {}).get("train_minutes"), 0)])  # fmt: skip
+    return md_table([f"round {round_.removeprefix('v')}, SmolLM2-135M", *(f"seed {k}" for k in seeds), "mean ± sd"], rows)  # fmt: skip
 
 
 def main() -> None:
@@ -151,6 +173,8 @@ def main() -> None:
                 f"RM v3's LaTeX numbers: on another version of the suite ({what(a)}; this round's: {what(b)}).",
             ]
     lines += ["", f"Targets (issue 69): {TARGETS}; met: {', '.join(k for k, v in met.items() if v) or 'none'}; not met: {', '.join(k for k, v in met.items() if not v) or 'none'}."]  # fmt: skip
+    if lh and len(v4["seeds"]) > 1:  # per seed, per category, time to train
+        lines += ["", "Per seed (% right; training minutes over resumes):", "", *seed_table(round_, v4, trains)]
     if "latex_heldout" in rules:
         per = rules["latex_heldout"]["rule_strict"]["per_category"]
         n = next(iter(mine.get("latex_heldout", v4_of_v3.get("latex_heldout", {})).values()))  # fmt: skip

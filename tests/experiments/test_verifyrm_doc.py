@@ -12,7 +12,7 @@ HEADER = (
     "| category | rows | round 3's RM | round 4 | round 5 | rows, corrected suite | round 6 | round 7 | strict rule | "
     "raw Math-Verify |"
 )
-report = load_script("report_v4", EXPERIMENTS / "verifyrm")  # its seeds and cells (pct: the mean, ± sd over seeds)
+report = load_script("report_v4", EXPERIMENTS / "verifyrm")  # its seeds and cells (pct1: one value, pct: mean ± sd)
 
 
 def v7_summary() -> dict:
@@ -29,11 +29,6 @@ def doc_table(starts: str) -> list[list[str]]:
     stripped)."""
     (table,) = [t for t in md_tables((ROOT / "docs/VERIFYRM.md").read_text()) if t[0].startswith(starts)]
     return [[c.strip("*`") for c in md_cells(line)] for line in [table[0], *table[2:]]]
-
-
-def cell(accuracy: float) -> str:
-    """An accuracy as the doc writes it: percent, one decimal."""
-    return f"{100 * accuracy:.1f}"
 
 
 def test_the_latex_category_table_is_what_the_committed_evaluations_say():
@@ -56,17 +51,17 @@ def test_the_latex_category_table_is_what_the_committed_evaluations_say():
         assert counts == {c: r["n"] for c, r in v6["per_answer_type"].items()}, f"{f.name}: another suite"
     expected = {
         "whole suite": [str(v5["judges"]["rm"]["n"])]
-        + [cell(e["judges"]["rm"]["accuracy"]) for e in evals]
-        + [str(v6["judges"]["rm"]["n"]), cell(v6["judges"]["rm"]["accuracy"]), report.pct(v7["accuracy"])]
-        + [cell(v6["judges"][j]["accuracy"]) for j in rules]
+        + [report.pct1(e["judges"]["rm"]["accuracy"]) for e in evals]
+        + [str(v6["judges"]["rm"]["n"]), report.pct1(v6["judges"]["rm"]["accuracy"]), report.pct(v7["accuracy"])]
+        + [report.pct1(v6["judges"][j]["accuracy"]) for j in rules]
     }
     for cat, row in v5["per_answer_type"].items():
         r6 = v6["per_answer_type"][cat]
         expected[cat] = (
             [str(row["n"])]
-            + [cell(e["per_answer_type"][cat]["rm"]) for e in evals]
-            + [str(r6["n"]), cell(r6["rm"]), report.pct(v7["per_category"][cat])]
-            + [cell(r6[j]) for j in rules]
+            + [report.pct1(e["per_answer_type"][cat]["rm"]) for e in evals]
+            + [str(r6["n"]), report.pct1(r6["rm"]), report.pct(v7["per_category"][cat])]
+            + [report.pct1(r6[j]) for j in rules]
         )
     assert [r[0] for r in table] == list(expected), "a category is missing or out of order"
     for name, *cells in table:
@@ -84,11 +79,8 @@ def test_round_7s_per_seed_table_is_what_the_committed_evaluations_say():
     per = summary["per_seed"]
     trains = {k: json.loads((RESULTS / f"v7/train_smollm2_s{k}.json").read_text()) for k in seeds}
 
-    def spread(d: dict, digits: int) -> str:
-        return f"{d['mean']:.{digits}f}" + (f" ± {d['sd']:.{digits}f}" if d["n"] > 1 else "")
-
     expected = {
-        name: [cell(per[k]["accuracy"][key]) for k in seeds] + [report.pct(summary[key]["accuracy"])]
+        name: [report.pct1(per[k]["accuracy"][key]) for k in seeds] + [report.pct(summary[key]["accuracy"])]
         for name, key in (
             ("round 3's held-out", "heldout"),
             ("robustness suite", "robustness"),
@@ -96,13 +88,13 @@ def test_round_7s_per_seed_table_is_what_the_committed_evaluations_say():
         )
     }
     expected["LaTeX suite AUROC"] = [f"{per[k]['latex_auroc']:.3f}" for k in seeds] + [
-        spread(summary["latex_heldout"]["auroc"], 3)
+        report.num_sd(summary["latex_heldout"]["auroc"], 3)
     ]
     for cat, mean in sorted(summary["latex_heldout"]["per_category"].items()):
-        expected[cat] = [cell(per[k]["latex_per_category"][cat]) for k in seeds] + [report.pct(mean)]
+        expected[cat] = [report.pct1(per[k]["latex_per_category"][cat]) for k in seeds] + [report.pct(mean)]
     expected["training steps"] = [str(trains[k]["global_step"]) for k in seeds] + [""]
     expected["training minutes"] = [f"{trains[k]['train_seconds_total'] / 60:.0f}" for k in seeds] + [
-        spread(summary["train"]["train_minutes"], 0)
+        report.num_sd(summary["train"]["train_minutes"], 0)
     ]
     assert list(table) == list(expected), "a row is missing or out of order"
     for name, cells in table.items():
