@@ -96,7 +96,7 @@ for S in $SEEDS; do
       "${resume[@]}" >> $out.log 2>&1
   fi
   cp $out/train_metrics.json $R/train_smollm2_s$S.json
-  for E in heldout robustness latex_heldout; do
+  for E in heldout robustness latex_heldout prefix_probe; do  # prefix_probe: v3's probe (prefix_probe.py, Known limits)
     data=$V3/$E.jsonl; [ $E = latex_heldout ] && data=$V4/$E.jsonl
     test -f $R/eval_${E}_smollm2_s$S.json || { step "eval-rm seed $S on $E";
       $C eval-rm --rm $out --data $data --output $R/eval_${E}_smollm2_s$S.json \
