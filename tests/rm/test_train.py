@@ -314,3 +314,27 @@ def test_a_checkpoint_at_max_steps_is_finished_not_trained_further(tmp_path, mon
     run_train_rm(TrainRMConfig(**{**cfg.__dict__, "resume_from_checkpoint": "last"}))
     after = load_file(tmp_path / "rm" / "model.safetensors")
     assert after.keys() == best.keys() and all(after[k].equal(best[k]) for k in best)
+
+
+def test_train_rm_with_lora_saves_adapter_and_head_only(tmp_path):
+    from tests.tiny import save_tiny_llama
+
+    from cooper_rl.cooper.reward_model import VerifyRM
+
+    data = _write_jsonl(tmp_path / "rm.jsonl", _synthetic_rows())
+    base = save_tiny_llama(tmp_path / "base")
+    out = tmp_path / "rm"
+    cfg = TrainRMConfig(
+        data=str(data), backbone=base, output_dir=str(out), max_length=64, max_steps=2, eval_steps=1, batch_size=8,
+        val_fraction=0.2, lora_rank=2, learning_rate=1e-2,
+    )  # fmt: skip
+    report = run_train_rm(cfg)
+    assert sorted(p.name for p in out.iterdir()) == [
+        "README.md", "adapter_config.json", "adapter_model.safetensors", "cooper_rm.json", "train_metrics.json",
+    ]  # fmt: skip
+    assert report["adapter"]["rank"] == 2 and report["adapter"]["base"] == base
+    # trained: the rows' scores of the saved RM are those of the best checkpoint's validation
+    rm = VerifyRM.from_pretrained(str(out), device="cpu")
+    rows = load_rm_rows(str(data))
+    assert not rm.is_adapter and len(rm.score([r["question"] for r in rows], [r["reference"] for r in rows],
+                                              [r["completion"] for r in rows])) == 40  # fmt: skip

@@ -108,6 +108,18 @@ def encode_rm_inputs(tokenizer, questions, references, completions, max_length: 
     return out
 
 
+ADAPTER_CONFIG = "adapter_config.json"  # PEFT's: an RM saved as a LoRA adapter + score head
+
+
+def _load_adapter(model, path, trainable: bool):
+    """``model`` (the base, a fresh head) with the PEFT adapter and score head in ``path`` applied: merged into the
+    weights (a plain model, as fast as one), or kept as a trainable adapter."""
+    from peft import PeftModel
+
+    peft_model = PeftModel.from_pretrained(model, path, is_trainable=trainable)
+    return peft_model if trainable else peft_model.merge_and_unload()
+
+
 MIN_SHARED_PREFIX = 8  # tokens: a shorter common prefix is not worth a forward of its own
 
 
@@ -212,8 +224,14 @@ class VerifyRM:
         return next(self.model.parameters()).device
 
     @classmethod
-    def from_pretrained(cls, name_or_path: str, max_length: int | None = None, device: str = "auto") -> VerifyRM:
+    def from_pretrained(
+        cls, name_or_path: str, max_length: int | None = None, device: str = "auto", trainable_adapter: bool = False
+    ) -> VerifyRM:
         """Load a trained RM (a dir with cooper_rm.json) or build a fresh one on a backbone.
+
+        A trained RM saved as a LoRA adapter + score head (train-rm --lora_rank) is applied to its base model and
+        merged into it (scoring costs what a full model's does), or with trainable_adapter=True kept as an adapter
+        whose weights and head alone train (the backbone frozen; saved again as an adapter).
 
         Backbones may be registry names (cooper_rl.models), local dirs or hub ids; the classification head of
         a fresh RM is newly initialised. A trained RM keeps its saved max_length unless max_length is given;
@@ -232,7 +250,11 @@ class VerifyRM:
                     f"{path}: reward model was trained with input template {version!r}, but this code uses "
                     f"{TEMPLATE_VERSION!r}; retrain it or use the cooper_rl version that made it"
                 )
-        tokenizer = load_tokenizer(path)
+        adapter = (Path(path) / ADAPTER_CONFIG).is_file()  # a LoRA adapter + score head over meta's base model
+        if adapter and not (meta.get("adapter") or {}).get("base"):
+            raise ValueError(f"{path}: {ADAPTER_CONFIG} without the base model's name in {META_FILE} ('adapter.base')")
+        own_tokenizer = (Path(path) / "tokenizer_config.json").is_file()  # an adapter may go without: its base's
+        tokenizer = load_tokenizer(path if own_tokenizer or not adapter else meta["adapter"]["base"])
         tokenizer.padding_side = "right"
         from transformers.utils import logging as hf_logging
 
@@ -240,7 +262,7 @@ class VerifyRM:
         hf_logging.set_verbosity_error()  # the "newly initialized weights" report: one line of ours below instead
         try:
             model, info = AutoModelForSequenceClassification.from_pretrained(
-                path,
+                resolve_model(meta["adapter"]["base"]) if adapter else path,
                 num_labels=1,
                 trust_remote_code=False,
                 use_safetensors=True,
@@ -249,6 +271,9 @@ class VerifyRM:
             )
         finally:
             hf_logging.set_verbosity(verbosity)
+        if adapter:
+            model = _load_adapter(model, path, trainable=trainable_adapter)
+            info = {"missing_keys": []}  # the adapter file holds the score head (PEFT's modules_to_save)
         if info.get("missing_keys"):
             print(
                 f"[rm] {name_or_path}: new 1-logit classification head ({len(info['missing_keys'])} tensors, randomly "
@@ -270,6 +295,39 @@ class VerifyRM:
         rm.new_parameters = list(info.get("missing_keys") or [])  # a fresh head: train-rm gives it its own lr
         return rm
 
+    @property
+    def is_adapter(self) -> bool:
+        """True while the model is a PEFT model (a LoRA adapter over a frozen base, not merged)."""
+        return hasattr(self.model, "peft_config")
+
+    def add_adapter(self, rank: int, alpha: float | None = None, targets: str = "all-linear") -> None:
+        """Freeze the backbone and wrap it in a PEFT LoRA adapter of ``rank`` on ``targets`` ('all-linear' or
+        comma-separated module names); the score head trains whole (modules_to_save). Only on a fresh or merged RM."""
+        from peft import LoraConfig, get_peft_model
+
+        if self.is_adapter:
+            raise ValueError("this RM already has an adapter")
+        modules = targets if targets == "all-linear" else [t.strip() for t in targets.split(",") if t.strip()]
+        config = LoraConfig(
+            task_type="SEQ_CLS",
+            r=rank,
+            lora_alpha=alpha if alpha is not None else 2 * rank,
+            lora_dropout=0.0,
+            target_modules=modules,
+            modules_to_save=["score"],
+        )
+        self.model = get_peft_model(self.model, config)
+        self.meta["adapter"] = self.adapter_info()
+
+    def adapter_info(self) -> dict | None:
+        """{base, rank, alpha, targets, trainable_parameters} of the adapter, or None for a plain model."""
+        if not self.is_adapter:
+            return None
+        c = self.model.peft_config["default"]
+        targets = c.target_modules if isinstance(c.target_modules, str) else sorted(c.target_modules)
+        trainable = sum(p.numel() for p in self.model.parameters() if p.requires_grad)
+        return {"base": self.backbone, "rank": c.r, "alpha": c.lora_alpha, "targets": targets, "trainable": trainable}
+
     def save_pretrained(self, path: str | os.PathLike, metadata: dict | None = None) -> None:
         """Write safetensors weights, tokenizer and cooper_rm.json (template version, max_length, backbone,
         self.meta updated with `metadata`) to `path`, atomically: a temp dir next to it is renamed into place,
@@ -289,7 +347,8 @@ class VerifyRM:
             "backbone": self.backbone,
         }
         self.model.save_pretrained(directory)
-        self.tokenizer.save_pretrained(directory)
+        if not self.is_adapter:  # an adapter reads its base's tokenizer
+            self.tokenizer.save_pretrained(directory)
         (directory / META_FILE).write_text(json.dumps(meta, indent=2, default=str))
 
     def encode(self, questions, references, completions) -> list[list[int]]:

@@ -90,6 +90,14 @@ class RLConfig:
     rm_learning_rate: float = field(
         default=1e-5, metadata={"help": "AdamW learning rate of the co-optimized RM (paper: 1e-5)."}
     )
+    rm_train_params: str = field(
+        default="auto",
+        metadata={
+            "help": "What the co-optimized RM's online update moves: adapter (a LoRA RM such as the shipped "
+            "`verifyrm`: its adapter and score head, the backbone frozen; the run's RM is saved as an adapter of a "
+            "few MB), all (every weight; an adapter is merged first), auto (adapter where the RM is one, else all)."
+        },
+    )
     rm_weight_decay: float = field(default=0.0, metadata={"help": "AdamW weight decay of the co-optimized RM."})
     rm_warmup_steps: int = field(
         default=0, metadata={"help": "RM updates with a linear learning-rate warm-up (0: none)."}
@@ -429,15 +437,15 @@ RUN_IDENTITY = {
     ),
     "model": ("rm", "rm_max_length", "rm_sha256", "rm_binary_reward"),
     "cooper": (
-        "rm", "rm_max_length", "rm_sha256", "rm_binary_reward", "rm_learning_rate", "rm_weight_decay", "rm_warmup_steps",
-        "negatives", "assistant", "pairs_per_prompt", "reference_positives",
+        "rm", "rm_max_length", "rm_sha256", "rm_binary_reward", "rm_learning_rate", "rm_train_params", "rm_weight_decay",
+        "rm_warmup_steps", "negatives", "assistant", "pairs_per_prompt", "reference_positives",
     ),
 }  # fmt: skip
 
 
 def rm_weights_sha256(rm: str | None) -> str | None:
-    """sha256 of a VerifyRM directory's model.safetensors (the static/initial RM's identity); None for a backbone
-    name or a directory without that file."""
+    """sha256 of a VerifyRM's weights file (model.safetensors, or a LoRA RM's adapter_model.safetensors; the
+    static/initial RM's identity); None for a backbone name or a directory without either file."""
     return weights_sha256(rm)
 
 

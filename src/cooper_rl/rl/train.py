@@ -143,7 +143,13 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
         source = str(Path(checkpoint) / RM_DIR)
         if not (Path(source) / RM_STATE).is_file():
             raise FileNotFoundError(f"{checkpoint} has no {RM_DIR}/{RM_STATE}: it was not written by a cooper-mode run")
-    rm = VerifyRM.from_pretrained(source, max_length=cfg.rm_max_length, device=_rm_device())
+    if cfg.rm_train_params not in ("auto", "adapter", "all"):
+        raise ValueError(f"rm_train_params must be auto, adapter or all, got {cfg.rm_train_params!r}")
+    rm = VerifyRM.from_pretrained(
+        source, max_length=cfg.rm_max_length, device=_rm_device(), trainable_adapter=cfg.rm_train_params != "all"
+    )
+    if cfg.rm_train_params == "adapter" and not rm.is_adapter:
+        raise ValueError(f"--rm_train_params adapter needs an RM saved as a LoRA adapter; {source} is a full model")
     rm.autocast = cfg.rm_bf16_autocast
     rm.configure_optimizer(lr=cfg.rm_learning_rate, weight_decay=cfg.rm_weight_decay, warmup_steps=cfg.rm_warmup_steps)
     negatives = make_negative_generator(

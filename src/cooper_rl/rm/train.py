@@ -81,6 +81,18 @@ class TrainRMConfig:
             "units): true | false | auto (= true where bf16 matmuls are native)."
         },
     )
+    lora_rank: int = field(
+        default=0,
+        metadata={
+            "help": "0: train every weight. > 0: freeze the backbone and train a PEFT LoRA adapter of this rank on "
+            "--lora_targets plus the score head; the RM is saved as the adapter and head alone (a few MB)."
+        },
+    )
+    lora_alpha: float | None = field(default=None, metadata={"help": "LoRA scale numerator (default 2 x rank)."})
+    lora_targets: str = field(
+        default="all-linear",
+        metadata={"help": "Modules the adapter wraps: 'all-linear' or comma-separated names (q_proj,v_proj,...)."},
+    )
     resume_from_checkpoint: str | None = field(
         default=None,
         metadata={
@@ -102,6 +114,14 @@ def split_by_question(rows: list[dict], val_fraction: float, seed: int) -> tuple
         n_val = min(max(n_val, 1), len(questions) - 1)
     held_out = set(questions[:n_val])
     return [r for r in rows if r["question"] not in held_out], [r for r in rows if r["question"] in held_out]
+
+
+def base_parameter_name(name: str) -> str:
+    """A parameter's name in the plain model, with what PEFT adds around it removed
+    ('base_model.model.score.modules_to_save.default.weight' -> 'score.weight')."""
+    if name.startswith("base_model.model."):
+        name = name[len("base_model.model.") :]
+    return name.replace(".modules_to_save.default", "")
 
 
 def class_balance(rows: list[dict]) -> dict:
@@ -184,6 +204,8 @@ def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
     print(f"[train-rm] {len(rows)} rows from {cfg.data}: train {balance['train']}, val {balance['val']}", flush=True)
 
     rm = VerifyRM.from_pretrained(cfg.backbone, max_length=cfg.max_length, device=cfg.device)
+    if cfg.lora_rank > 0:
+        rm.add_adapter(rank=cfg.lora_rank, alpha=cfg.lora_alpha, targets=cfg.lora_targets)
     train_ds, val_ds = build_rm_dataset(rm, train_rows), build_rm_dataset(rm, val_rows)
     has_val = len(val_ds) > 0
     strategy = ("steps" if cfg.eval_steps else "epoch") if has_val else "no"
@@ -224,7 +246,10 @@ def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
     )
     head = set(rm.new_parameters)
     groups: dict[tuple[bool, bool], dict] = {}
-    for n, p in rm.model.named_parameters():
+    for name, p in rm.model.named_parameters():
+        if not p.requires_grad:  # a frozen backbone under a LoRA adapter
+            continue
+        n = base_parameter_name(name)
         no_decay = n.endswith("bias") or "norm" in n.lower()  # as the HF Trainer does: no decay on biases/norms
         g = groups.setdefault(
             (n in head, no_decay),
@@ -270,6 +295,7 @@ def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
         "data_sha256": file_sha256(cfg.data),
         "resumed_from": resume,
         "new_head_parameters": sorted(head),
+        "adapter": rm.adapter_info(),
         "backbone": cfg.backbone,
         "max_length": rm.max_length,
         "n_rows": len(rows),
