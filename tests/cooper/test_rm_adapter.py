@@ -5,10 +5,10 @@ import json
 
 import pytest
 import torch
-from tests.tiny import save_tiny_llama
 
 from cooper_rl.cooper.reward_model import VerifyRM
 from cooper_rl.models import ModelNotAvailableError, verifyrm_path
+from tiny import save_tiny_llama
 
 Q = ["What is 3 + 4?", "What is 3 + 4?", "What is 10 - 2?"]
 R = ["7", "7", "8"]

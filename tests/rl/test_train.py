@@ -343,7 +343,15 @@ def test_trimmed_padding_gives_trls_log_probs_and_the_same_training(assets, tmp_
 
     def run(trim, out):
         cfg = config(
-            assets, out, "rule", steps_per_generation=2, max_steps=4, trim_padding=trim, sampler_logprobs=False, seed=5
+            assets,
+            out,
+            "rule",
+            steps_per_generation=2,
+            max_steps=4,
+            trim_padding=trim,
+            sampler_logprobs=False,
+            seed=5,
+            shared_prefix=False,
         )
         cfg.datasets = [str(data)]
         trainer, _, _ = build_trainer(cfg)

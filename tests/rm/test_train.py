@@ -317,9 +317,8 @@ def test_a_checkpoint_at_max_steps_is_finished_not_trained_further(tmp_path, mon
 
 
 def test_train_rm_with_lora_saves_adapter_and_head_only(tmp_path):
-    from tests.tiny import save_tiny_llama
-
     from cooper_rl.cooper.reward_model import VerifyRM
+    from tiny import save_tiny_llama
 
     data = _write_jsonl(tmp_path / "rm.jsonl", _synthetic_rows())
     base = save_tiny_llama(tmp_path / "base")

@@ -386,7 +386,7 @@ class VerifyRM:
         p_lengths = p_mask.sum(1)
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
             prefix = self.model(input_ids=p_ids, attention_mask=p_mask, use_cache=True)
-            kv = [(k, v) for k, v, *_ in prefix.past_key_values]
+            kv = [(k, v) for k, v, *_ in prefix.cache]
             logits = []
             for batch in length_batches([len(x) for x in suffixes], self.batch_overhead):
                 rows = torch.tensor([owner[i] for i in batch], device=self.device)
@@ -399,7 +399,7 @@ class VerifyRM:
                     input_ids=s_ids,
                     attention_mask=torch.cat([p_mask[rows], s_mask], dim=1),
                     position_ids=positions,
-                    past_key_values=cache,
+                    cache=cache,
                     use_cache=False,
                 )  # the score is read at the last non-pad suffix token, as in one forward of the whole sequence
                 logits.append((batch, res.logits.squeeze(-1).float()))

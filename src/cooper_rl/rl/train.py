@@ -56,6 +56,7 @@ from cooper_rl.rl.rollout_speed import (
     install_padding_trimmer,
     install_sampler_logprobs,
 )
+from cooper_rl.rl.shared_prefix import can_share, install_shared_prefix
 from cooper_rl.rl.trl_internals import check_trl, epoch_exact_sampler, score_completions_only
 from cooper_rl.trainer_hooks import (
     ElapsedTime,
@@ -289,8 +290,11 @@ def build_trainer(cfg: RLConfig):
         bf16_rollout_copy(trainer)
     elif cfg.rollout_autocast:
         autocast_rollouts(trainer)
-    if cfg.trim_padding and not sharded_weights(trainer):
-        install_padding_trimmer(trainer)  # before the sampler's wrapper: that one must see TRL's whole call
+    # before the sampler's wrapper: that one must see TRL's whole call
+    if cfg.shared_prefix and not sharded_weights(trainer) and can_share(trainer.model):
+        install_shared_prefix(trainer)  # trims the padding too
+    elif cfg.trim_padding and not sharded_weights(trainer):
+        install_padding_trimmer(trainer)
     if sampler_logprobs_apply(cfg, trainer):
         install_sampler_logprobs(trainer)
     # after the rollout wrappers, so the profiler's "generation" includes the bf16 copy's weight sync
@@ -389,6 +393,9 @@ def run_rl(cfg: RLConfig) -> dict:
     recorder = getattr(trainer, "_cooper_sampler_logprobs", None)
     if recorder is not None:  # generation batches whose old log-probs came from the sampler / from TRL's forward
         summary["sampler_logprobs"] = {"used": recorder.used, "fallbacks": recorder.fallbacks}
+    shared = getattr(trainer, "_cooper_shared_prefix", None)
+    if shared is not None:  # log-prob calls with each prompt computed once / sent to TRL's path; positions computed
+        summary["shared_prefix"] = {"calls": shared.calls, "fallbacks": shared.fallbacks, "positions": shared.tokens}
     if isinstance(reward, CooperReward) and trainer.is_world_process_zero():
         reward.rm.save_pretrained(out / "rm", {"cooper_rl_steps": trainer.state.global_step})
         summary["rm_dir"] = str(out / "rm")

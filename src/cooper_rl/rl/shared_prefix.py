@@ -1,0 +1,169 @@
+"""Shared-prefix GRPO: each group's prompt computed once in the log-prob forwards (reference, old, policy loss).
+
+GRPO scores G completions of every prompt, and TRL forwards the prompt once per completion: in the reference pass,
+the old-policy pass and the policy's forward and backward. A causal decoder's prompt positions do not depend on what
+follows them, so the rows of one prompt can share them: one forward of each distinct prompt (without its last token)
+fills a key/value cache, the cache is indexed out to the group's rows, and each row then forwards only its last
+prompt token and its completion, attending to the cache. The log-probs are the whole-sequence ones (the same
+positions, masks and weights; only the matmul shapes differ, so fp32 rounding does), and the gradient of a prompt
+position is the sum over its group's completions, which autograd's indexing backward computes (Prefix Grouper,
+arXiv 2506.05433, proves the same for its packed-sequence form).
+
+``SharedPrefix`` wraps TRL's private log-prob method (``trl_internals.TRAINER_METHODS['logps']``) on one trainer, in
+place of ``rollout_speed.PaddingTrimmer``, whose padding trim it keeps: each call drops the columns all its rows pad,
+and no-grad calls over many rows are chunked by group (whole groups per chunk) instead of by completion length.
+Calls it cannot serve exactly go to TRL's own path (``fallbacks``): multimodal or MoE inputs, a model wrapped for
+several processes (DDP/FSDP/DeepSpeed run the forward's hooks once per call), or no prompt shared by two rows.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+import torch.nn.functional as F
+
+from cooper_rl.cooper.reward_model import PREFIX_SHARING_TYPES
+from cooper_rl.rl.rollout_speed import TEXT_ONLY_KWARGS, _trimmed, shift_invariant
+from cooper_rl.rl.trl_internals import wrap_trainer_method
+
+
+def prompt_groups(input_ids: torch.Tensor, attention_mask: torch.Tensor, prompt_width: int):
+    """(distinct prompts' row indices, inverse): rows whose prompt columns (ids and mask) are equal share a group;
+    ``inverse[i]`` is row i's group, groups numbered in order of first appearance."""
+    key = torch.cat([input_ids[:, :prompt_width], attention_mask[:, :prompt_width]], dim=1)
+    _, inverse = torch.unique(key, dim=0, return_inverse=True)
+    first: dict[int, int] = {}
+    for i, g in enumerate(inverse.tolist()):
+        first.setdefault(g, i)
+    order = {g: n for n, g in enumerate(first)}  # renumber by first appearance: deterministic, input-ordered
+    inverse = torch.tensor([order[g] for g in inverse.tolist()], device=input_ids.device)
+    return torch.tensor(list(first.values()), device=input_ids.device), inverse
+
+
+def can_share(model) -> bool:
+    """Whether prompt keys/values can be computed once per group and give the whole-sequence log-probs: a decoder
+    family with full causal attention and rotary positions (PREFIX_SHARING_TYPES), no sliding window, called in
+    this process alone (not under DDP/FSDP/DeepSpeed wrappers)."""
+    if isinstance(model, torch.nn.parallel.DistributedDataParallel) or type(model).__name__.startswith(
+        ("FullyShardedDataParallel", "FSDP", "DeepSpeedEngine")
+    ):
+        return False
+    config = getattr(model, "config", None)
+    return (
+        config is not None
+        and getattr(config, "model_type", None) in PREFIX_SHARING_TYPES
+        and not getattr(config, "is_encoder_decoder", False)
+        and getattr(config, "sliding_window", None) is None
+    )
+
+
+def shared_prefix_logps(model, input_ids, attention_mask, logits_to_keep: int, compute_entropy: bool, lead_ok: bool):
+    """(log-probs, entropies or None) of the completion tokens (the last ``logits_to_keep`` columns) of each row, as
+    TRL's fused-head forward gives them for the whole rows, with each distinct prompt forwarded once.
+
+    The prompt without its last token goes through the model once per group (a cache); every row then forwards its
+    last prompt token and completion on its group's cache, so the positions that predict completion tokens are the
+    same as in one whole-row forward. Columns every row pads are dropped first (``_trimmed``; leading ones only if
+    ``lead_ok``, i.e. positions are shift invariant)."""
+    from transformers import DynamicCache
+
+    width = input_ids.size(1)
+    lead, end, keep = _trimmed(input_ids, attention_mask, logits_to_keep, lead_ok)
+    ids, mask = input_ids[:, lead:end], attention_mask[:, lead:end]
+    prompt_width = width - logits_to_keep - lead
+    firsts, inverse = prompt_groups(ids, mask, prompt_width)
+    prefix_ids, prefix_mask = ids[firsts, : prompt_width - 1], mask[firsts, : prompt_width - 1]
+    # the prefix's keys/values (no LM head: logits of one position only, unused)
+    cached = model(input_ids=prefix_ids, attention_mask=prefix_mask, use_cache=True, logits_to_keep=1).cache
+    cache = DynamicCache(ddp_cache_data=[(k[inverse], v[inverse]) for k, v, *_ in cached])  # each row its group's
+    suffix = ids[:, prompt_width - 1 :]
+    suffix_mask = mask[:, prompt_width - 1 :]
+    labels = suffix.masked_fill(suffix_mask == 0, -100)
+    labels[:, 0] = -100  # the last prompt token is input only: the fused head scores labels[:, 1:]
+    out = model(
+        input_ids=suffix,
+        attention_mask=torch.cat([prefix_mask[inverse], suffix_mask], dim=1),
+        cache=cache,
+        labels=labels,
+        fused_lm_head=True,
+    )
+    logps = out.log_probs[:, -keep:]
+    entropy = out.entropy[:, -keep:] if compute_entropy else None
+    pad = logits_to_keep - keep  # the trailing completion columns all rows padded: zeros, as TRL returns them
+    if pad:
+        logps = F.pad(logps, (0, pad))
+        entropy = None if entropy is None else F.pad(entropy, (0, pad))
+    return logps, entropy
+
+
+class SharedPrefix:
+    """TRL's log-prob forwards with each group's prompt computed once (module doc). Counts: ``calls`` served shared,
+    ``fallbacks`` sent to TRL's path, ``tokens`` = [positions computed, positions TRL would have computed]."""
+
+    def __init__(self, trainer):
+        self.trainer = trainer
+        self.lead_ok = shift_invariant(trainer.model)
+        self.calls = self.fallbacks = 0
+        self.tokens = [0, 0]
+
+    def wrap_logps(self, logps):
+        """Wrap TRL's log-prob method (see the class doc)."""
+        this = self
+
+        def one(model, input_ids, attention_mask, keep, compute_entropy):
+            n_groups = len(prompt_groups(input_ids, attention_mask, input_ids.size(1) - keep)[0])
+            lead, end, new_keep = _trimmed(input_ids, attention_mask, keep, this.lead_ok)
+            prompt = input_ids.size(1) - keep - lead
+            this.tokens[0] += n_groups * (prompt - 1) + input_ids.size(0) * (end - lead - prompt + 1)
+            this.tokens[1] += input_ids.numel()
+            this.calls += 1
+            with this.trainer.accelerator.autocast():  # as TRL's forward runs
+                return shared_prefix_logps(model, input_ids, attention_mask, keep, compute_entropy, this.lead_ok)
+
+        @functools.wraps(logps)
+        def logps_shared(*args, **kwargs):
+            if (
+                len(args) < 4
+                or kwargs.get("compute_aux_loss")
+                or any(v is not None for k, v in kwargs.items() if k not in TEXT_ONLY_KWARGS)
+                or not can_share(args[0])
+                or args[1].size(1) - args[3] < 2  # a one-token prompt leaves nothing to share
+            ):
+                this.fallbacks += 1
+                return logps(*args, **kwargs)
+            model, input_ids, attention_mask, keep = args[:4]
+            entropy = bool(kwargs.get("compute_entropy"))
+            batch_size = kwargs.get("batch_size") or input_ids.size(0)
+            if torch.is_grad_enabled() or batch_size >= input_ids.size(0):
+                return (*one(model, input_ids, attention_mask, keep, entropy), None)  # the loss's micro-batch
+            # reference / old log-probs over a generation batch: whole groups per chunk of about batch_size rows
+            _, inverse = prompt_groups(input_ids, attention_mask, input_ids.size(1) - keep)
+            order = torch.argsort(inverse, stable=True)
+            sizes = torch.bincount(inverse).tolist()
+            chunks, current = [], []
+            start = 0
+            for size in sizes:
+                rows = order[start : start + size].tolist()
+                start += size
+                if current and len(current) + len(rows) > batch_size:
+                    chunks.append(current)
+                    current = []
+                current += rows
+            chunks.append(current)
+            parts = [one(model, input_ids[c], attention_mask[c], keep, entropy) for c in chunks]
+            where = torch.argsort(torch.tensor([i for c in chunks for i in c], device=input_ids.device))
+            logp = torch.cat([p[0] for p in parts])[where]
+            ent = torch.cat([p[1] for p in parts])[where] if entropy else None
+            return logp, ent, None
+
+        return logps_shared
+
+
+def install_shared_prefix(trainer) -> SharedPrefix:
+    """Make ``trainer``'s log-prob forwards compute each group's prompt once (see SharedPrefix); in place of
+    rollout_speed.install_padding_trimmer (it trims the same padding)."""
+    shared = SharedPrefix(trainer)
+    wrap_trainer_method(trainer, "logps", shared.wrap_logps)
+    trainer._cooper_shared_prefix = shared
+    return shared

@@ -1,0 +1,167 @@
+"""Shared-prefix GRPO (rl/shared_prefix.py) is exact: per-token log-probs, entropies and every parameter's gradient
+equal TRL's whole-row forward in fp32, and a seeded `cooper rl` run trains the same with it as without.
+
+Tolerance: fp32 rounding. The shared path computes the same positions with other matmul shapes (a prefix forward of
+the distinct prompts, then the suffixes on a cache), so results differ in the last bits only. The bound used is the
+spread TRL's own path shows when the same rows are forwarded in another batch composition, times 10 (measured in
+``test_log_probs_and_gradients_equal_trls_whole_row_forward``: both are ~1e-7 on log-probs of magnitude ~10)."""
+
+import random
+from types import SimpleNamespace as NS
+
+import pytest
+import torch
+
+from cooper_rl.rl.shared_prefix import can_share, prompt_groups, shared_prefix_logps
+from tiny import QUESTIONS, tiny_llama
+
+
+def _trl_logps(model, ids, mask, keep, batch_size=None, compute_entropy=True):
+    """TRL's own log-prob method (GRPOTrainer's, unwrapped) on a bare model."""
+    from accelerate import Accelerator
+    from trl import GRPOTrainer
+
+    me = NS(accelerator=Accelerator(cpu=True))
+    return GRPOTrainer._get_per_token_logps_and_entropies(
+        me, model, ids, mask, keep, batch_size=batch_size, compute_entropy=compute_entropy
+    )
+
+
+def _batch(tok, group_size, n_prompts=3, seed=0, shuffle=True):
+    """Rows of n_prompts prompts of unequal length (left-padded) x group_size completions of 1 to 9 tokens (right-
+    padded; the longest ones fill the width: truncated), in shuffled order; (ids, mask, completion width)."""
+    rng = random.Random(seed)
+    prompts = [tok(q + " Think step by step." * i, add_special_tokens=False)["input_ids"] for i, q in
+               enumerate(QUESTIONS[:n_prompts])]  # fmt: skip
+    rows = [
+        (p, [rng.randrange(100, 5000) for _ in range(rng.randint(1, 9))]) for p in prompts for _ in range(group_size)
+    ]
+    if shuffle:
+        rng.shuffle(rows)
+    pw, cw = max(len(p) for p, _ in rows), max(len(c) for _, c in rows)
+    pad = tok.pad_token_id
+    ids = torch.tensor([[pad] * (pw - len(p)) + p + c + [pad] * (cw - len(c)) for p, c in rows])
+    mask = torch.tensor([[0] * (pw - len(p)) + [1] * (len(p) + len(c)) + [0] * (cw - len(c)) for p, c in rows])
+    return ids, mask, cw
+
+
+@pytest.fixture(scope="module")
+def fused():
+    from trl.trainer.utils import add_fused_lm_head
+
+    model, tok = tiny_llama(hidden_size=64, num_hidden_layers=2, seed=3)
+    add_fused_lm_head(model, temperature=0.7, outputs=("log_probs", "entropy"))
+    return model, tok
+
+
+def test_prompt_groups_are_rows_with_equal_prompt_columns():
+    ids = torch.tensor([[0, 5, 6, 1], [4, 5, 6, 2], [0, 5, 6, 3], [4, 5, 6, 1]])
+    mask = torch.tensor([[0, 1, 1, 1], [1, 1, 1, 1], [0, 1, 1, 1], [1, 1, 1, 1]])
+    firsts, inverse = prompt_groups(ids, mask, 3)
+    assert firsts.tolist() == [0, 1] and inverse.tolist() == [0, 1, 0, 1]
+    mask[2, 0] = 1  # same ids, another mask: another prompt
+    assert prompt_groups(ids, mask, 3)[1].tolist() == [0, 1, 2, 1]
+
+
+@pytest.mark.parametrize("group_size", [2, 8])
+def test_log_probs_and_gradients_equal_trls_whole_row_forward(fused, group_size):
+    model, tok = fused
+    ids, mask, keep = _batch(tok, group_size)
+    m = mask[:, -keep:].bool()
+    weights = torch.randn(ids.shape[0], keep, generator=torch.Generator().manual_seed(1))
+
+    def grads(fn):
+        model.zero_grad()
+        logps, entropy = fn()[:2]
+        (logps * weights).sum().backward()
+        return logps.detach(), entropy.detach(), {n: p.grad.clone() for n, p in model.named_parameters()}
+
+    want_lp, want_ent, want_g = grads(lambda: _trl_logps(model, ids, mask, keep))
+    got_lp, got_ent, got_g = grads(lambda: shared_prefix_logps(model, ids, mask, keep, True, lead_ok=True))
+    # TRL's own spread: the same rows forwarded two at a time instead of all together
+    with torch.no_grad():
+        alone = _trl_logps(model, ids, mask, keep, batch_size=2)[0]
+    noise = (alone - want_lp)[m].abs().max().item()
+    tol = max(10 * noise, 1e-6)
+    assert got_lp.shape == want_lp.shape and torch.equal(got_lp[~m], torch.zeros_like(got_lp[~m]))
+    assert (got_lp - want_lp)[m].abs().max().item() <= tol
+    assert (got_ent - want_ent)[m].abs().max().item() <= tol
+    for name, g in want_g.items():  # every parameter, relative to its gradient's scale
+        assert (got_g[name] - g).abs().max().item() <= 1e-4 * g.abs().max().item() + 1e-7, name
+
+
+def test_chunked_no_grad_calls_and_fallbacks(fused):
+    from cooper_rl.rl.shared_prefix import SharedPrefix
+
+    model, tok = fused
+    ids, mask, keep = _batch(tok, 4)
+    calls = []
+    trainer = NS(model=model, accelerator=NS(autocast=lambda: torch.autocast("cpu", enabled=False)))
+    shared = SharedPrefix(trainer)
+    wrapped = shared.wrap_logps(lambda *a, **k: calls.append(1) or "trl")
+    with torch.no_grad():
+        got = wrapped(model, ids, mask, keep, batch_size=6, compute_entropy=False)[0]  # chunks: whole groups
+        want = _trl_logps(model, ids, mask, keep, compute_entropy=False)[0]
+    m = mask[:, -keep:].bool()
+    assert torch.allclose(got[m], want[m], atol=1e-5) and not calls  # never TRL's path
+    assert shared.calls == 3  # 3 groups of 4 rows, at most 6 rows a chunk (a group is never split)
+    assert shared.tokens[0] < shared.tokens[1]
+    assert wrapped(model, ids, mask, keep, pixel_values=torch.zeros(1)) == "trl"  # multimodal: TRL's path
+    assert calls == [1] and shared.fallbacks == 1
+
+
+def test_can_share_only_where_a_cache_gives_the_whole_row_values(fused):
+    model, _ = fused
+    assert can_share(model)
+    assert not can_share(NS(config=NS(model_type="gpt2")))  # learned absolute positions: fine, but not a listed family
+    assert not can_share(NS(config=NS(model_type="mistral", sliding_window=16)))
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(loss_type="grpo", beta=0.04, num_generations=4, gradient_accumulation_steps=2, steps_per_generation=2),
+        dict(loss_type="dr_grpo", beta=0.0, num_generations=2, prompts_per_step=4),
+        dict(reward="cooper", beta=0.04, num_generations=4, max_completion_length=6),  # truncated completions
+    ],
+    ids=["grpo-beta-accum", "dr_grpo-beta0-G2", "cooper-truncated"],
+)
+def test_a_seeded_run_trains_the_same_with_and_without_shared_prefixes(assets, tmp_path, one_thread, kw):
+    """Per-step losses, rewards and the final weights of `cooper rl` agree with the unshared path within float noise
+    (the trimmed-padding test's bounds), for the loss types, beta = 0 and > 0, gradient accumulation, G = 2 and 4,
+    truncated completions, and the Cooper reward (its RM pairs and updates untouched)."""
+    import json
+
+    from tests.rl.test_train import config, weights_of
+
+    from cooper_rl.rl.train import build_trainer
+
+    data = tmp_path / "mixed.jsonl"  # prompts of unequal length: micro-batches pad prompts on the left
+    long = "Tom has 3 red apples in his bag and his friend at school gives him 4 more. How many apples now?"
+    data.write_text("".join(json.dumps({"question": q, "answer": "7"}) + "\n" for q in [*QUESTIONS, long] * 2))
+    reward = kw.pop("reward", "rule")
+
+    def run(shared, out):
+        cfg = config(assets, out, reward, max_steps=3, seed=5, shared_prefix=shared, sampler_logprobs=False, **kw)
+        cfg.datasets = [str(data)]
+        trainer, _, _ = build_trainer(cfg)
+        trainer.train()
+        logs = [h for h in trainer.state.log_history if "loss" in h]
+        return trainer, logs
+
+    shared, logs_s = run(True, tmp_path / "shared")
+    plain, logs_p = run(False, tmp_path / "plain")
+    counts = shared._cooper_shared_prefix
+    assert counts.calls > 0 and counts.fallbacks == 0 and counts.tokens[0] < counts.tokens[1]
+    assert not hasattr(plain, "_cooper_shared_prefix")
+    assert [h["loss"] for h in logs_s] == pytest.approx([h["loss"] for h in logs_p], abs=1e-5)
+    # the same rollouts, the same rewards (logged at the steps that generate)
+    assert [h.get("reward") for h in logs_s] == [h.get("reward") for h in logs_p]
+    assert [h["entropy"] for h in logs_s] == pytest.approx([h["entropy"] for h in logs_p], abs=1e-5)
+    if kw.get("beta"):
+        assert [h["kl"] for h in logs_s] == pytest.approx([h["kl"] for h in logs_p], abs=1e-6)
+    a, b = shared.model.state_dict(), plain.model.state_dict()
+    start = weights_of(assets, shared.model.device)
+    moved = sum((a[k] - start[k]).square().sum() for k in start).sqrt()
+    apart = sum((a[k] - b[k]).square().sum() for k in start).sqrt()
+    assert apart < 0.01 * moved
