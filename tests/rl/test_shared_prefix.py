@@ -152,6 +152,7 @@ def test_a_seeded_run_trains_the_same_with_and_without_shared_prefixes(assets, t
     shared, logs_s = run(True, tmp_path / "shared")
     plain, logs_p = run(False, tmp_path / "plain")
     counts = shared._cooper_shared_prefix
+    assert shared._cooper_shared_prefill[0] > 0  # the rollouts' prefill was shared too, and sampled the same
     assert counts.calls > 0 and counts.fallbacks == 0 and counts.tokens[0] < counts.tokens[1]
     assert not hasattr(plain, "_cooper_shared_prefix")
     assert [h["loss"] for h in logs_s] == pytest.approx([h["loss"] for h in logs_p], abs=1e-5)
@@ -165,3 +166,47 @@ def test_a_seeded_run_trains_the_same_with_and_without_shared_prefixes(assets, t
     moved = sum((a[k] - start[k]).square().sum() for k in start).sqrt()
     apart = sum((a[k] - b[k]).square().sum() for k in start).sqrt()
     assert apart < 0.01 * moved
+
+
+@pytest.mark.parametrize("sample", [False, True])
+def test_shared_prefill_generates_the_same_tokens(fused, sample):
+    """HF generate from a cache of each distinct prompt (computed once) samples the same tokens as its own prefill of
+    every row: greedy and sampled at T = 0.7 from one seed, left-padded prompts of unequal length, G = 4."""
+    from cooper_rl.rl.shared_prefix import shared_prefill
+
+    model, tok = fused
+    ids, mask, keep = _batch(tok, 4)
+    ids, mask = ids[:, :-keep], mask[:, :-keep]  # the prompts only
+    kw = dict(input_ids=ids, attention_mask=mask, max_new_tokens=8, do_sample=sample, temperature=0.7, top_k=0)
+    kw.update(pad_token_id=tok.pad_token_id, output_scores=True, return_dict_in_generate=True)
+    torch.manual_seed(0)
+    plain = model.generate(**kw)
+    shared = shared_prefill(model, model.generate)
+    torch.manual_seed(0)
+    got = shared(**kw)
+    assert shared.counts == [1, 12, 3]  # one prefill of 3 prompts for 12 rows
+    assert torch.equal(got.sequences, plain.sequences)
+    for a, b in zip(got.scores, plain.scores):
+        assert torch.allclose(a, b, atol=1e-4)
+
+
+def test_gradient_checkpointing_sends_the_loss_forward_to_trls_path(fused):
+    from cooper_rl.rl.shared_prefix import SharedPrefix, checkpointed
+
+    model, tok = fused
+    ids, mask, keep = _batch(tok, 2)
+    shared = SharedPrefix(NS(model=model, accelerator=NS(autocast=lambda: torch.autocast("cpu", enabled=False))))
+    wrapped = shared.wrap_logps(lambda *a, **k: _trl_logps(*a, **k))
+    model.activation_checkpointing_enable()
+    model.train()
+    try:
+        assert checkpointed(model)
+        logps = wrapped(model, ids, mask, keep, compute_entropy=False)[0]
+        assert shared.fallbacks == 1 and shared.calls == 0 and logps.requires_grad
+        with torch.no_grad():  # no backward to replay: the cache is kept, the reference pass shares
+            assert not checkpointed(model)
+            wrapped(model, ids, mask, keep, compute_entropy=False)
+        assert shared.calls == 1
+    finally:
+        model.activation_checkpointing_disable()
+        model.eval()

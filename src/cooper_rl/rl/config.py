@@ -340,11 +340,12 @@ class RLConfig:
     shared_prefix: bool = field(
         default=True,
         metadata={
-            "help": "Log-prob forwards (loss, reference, old) compute each group's prompt once: one forward of the "
-            "distinct prompts fills a key/value cache that the group's completions attend to; the gradient of the "
-            "prompt positions is the sum over the group (exact up to float rounding; tested). Trims padding as "
-            "trim_padding does. Where it cannot apply (multimodal, DDP/FSDP/DeepSpeed, non-rotary or sliding-window "
-            "decoders) TRL's path runs. false: every row forwards its whole prompt."
+            "help": "Compute each group's prompt once: HF-generate rollouts prefill each distinct prompt once, and the "
+            "log-prob forwards (loss, reference, old) run one forward of the distinct prompts whose key/value cache "
+            "the group's completions attend to; the gradient of the prompt positions is the sum over the group "
+            "(exact up to float rounding; tested). Trims padding as trim_padding does. Where it cannot apply "
+            "(multimodal, DDP/FSDP/DeepSpeed, non-rotary or sliding-window decoders, the loss under gradient "
+            "checkpointing) TRL's path runs; vLLM has its own prefix caching. false: every row forwards its prompt."
         },
     )
     sampler_logprobs: bool = field(

@@ -13,7 +13,8 @@ arXiv 2506.05433, proves the same for its packed-sequence form).
 place of ``rollout_speed.PaddingTrimmer``, whose padding trim it keeps: each call drops the columns all its rows pad,
 and no-grad calls over many rows are chunked by group (whole groups per chunk) instead of by completion length.
 Calls it cannot serve exactly go to TRL's own path (``fallbacks``): multimodal or MoE inputs, a model wrapped for
-several processes (DDP/FSDP/DeepSpeed run the forward's hooks once per call), or no prompt shared by two rows.
+several processes (DDP/FSDP/DeepSpeed run the forward's hooks once per call), the loss's forward under gradient
+checkpointing (its layers drop the cache; the no-grad reference and old passes still share).
 """
 
 from __future__ import annotations
@@ -56,6 +57,15 @@ def can_share(model) -> bool:
         and not getattr(config, "is_encoder_decoder", False)
         and getattr(config, "sliding_window", None) is None
     )
+
+
+def checkpointed(model) -> bool:
+    """Whether this forward runs under gradient checkpointing (training mode, grad on, a checkpointed layer): its
+    layers then drop any cache, so a shared prompt cannot be attended to and TRL's path must run."""
+    if not (torch.is_grad_enabled() and getattr(model, "training", False)):
+        return False
+    check = getattr(model, "is_activation_checkpointing", None)
+    return bool(check() if callable(check) else check)
 
 
 def shared_prefix_logps(model, input_ids, attention_mask, logits_to_keep: int, compute_entropy: bool, lead_ok: bool):
@@ -129,6 +139,7 @@ class SharedPrefix:
                 or any(v is not None for k, v in kwargs.items() if k not in TEXT_ONLY_KWARGS)
                 or not can_share(args[0])
                 or args[1].size(1) - args[3] < 2  # a one-token prompt leaves nothing to share
+                or checkpointed(args[0])
             ):
                 this.fallbacks += 1
                 return logps(*args, **kwargs)
@@ -158,6 +169,76 @@ class SharedPrefix:
             return logp, ent, None
 
         return logps_shared
+
+
+def generation_positions(mask: torch.Tensor) -> torch.Tensor:
+    """The position ids HF generate gives a left-padded prompt: real tokens count from 0, padding at 0."""
+    return (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 0)
+
+
+def shared_prefill(model, generate):
+    """``generate`` with one prefill per distinct prompt: rows with equal prompts (ids and mask) share one forward of
+    the prompt without its last token, whose cache is indexed out to the rows and handed to ``generate``, which then
+    forwards each row's last prompt token and samples as before (the same positions as its own prefill: generate's,
+    counted from each row's first real token). The prefill runs the model's backbone, not the model, so forward
+    hooks on the model (SamplerLogprobs) see only generate's own steps. ``counts``: [calls shared, prompt rows,
+    distinct prompts]."""
+    from transformers import DynamicCache
+
+    backbone = getattr(model, model.base_model_prefix)
+
+    @functools.wraps(generate)
+    def generate_shared(*args, **kwargs):
+        ids, mask = kwargs.get("input_ids"), kwargs.get("attention_mask")
+        if args or ids is None or mask is None or ids.size(1) < 2 or kwargs.get("cache") is not None:
+            return generate(*args, **kwargs)
+        firsts, inverse = prompt_groups(ids, mask, ids.size(1))
+        if len(firsts) == ids.size(0):
+            return generate(*args, **kwargs)  # no prompt twice: nothing to share
+        p_ids, p_mask = ids[firsts, :-1], mask[firsts, :-1]
+        with torch.no_grad():
+            out = backbone(
+                input_ids=p_ids, attention_mask=p_mask, position_ids=generation_positions(p_mask), use_cache=True
+            )
+        cache = DynamicCache(ddp_cache_data=[(k[inverse], v[inverse]) for k, v, *_ in out.cache])
+        generate_shared.counts[0] += 1
+        generate_shared.counts[1] += ids.size(0)
+        generate_shared.counts[2] += len(firsts)
+        return generate(*args, **kwargs, cache=cache)
+
+    generate_shared.counts = [0, 0, 0]
+    return generate_shared
+
+
+def install_shared_prefill(trainer) -> list[int]:
+    """Make ``trainer``'s HF-generate rollouts prefill each distinct prompt once (see shared_prefill); returns the
+    counts list it updates. Install after the other rollout wrappers (it must run outermost: it hands the prompt's
+    cache to whatever ``model.generate`` they set up)."""
+    model = trainer.model
+    counts = [0, 0, 0]
+
+    def wrap(generate_phase):
+        @functools.wraps(generate_phase)
+        def phase(*args, **kwargs):
+            previous = model.__dict__.get("generate")  # an instance attribute another wrapper set for this call
+            inner = previous if previous is not None else model.generate
+            owner = getattr(inner, "__self__", None)  # another model's generate (the bf16 rollout copy): its prefill
+            shared = shared_prefill(owner if isinstance(owner, torch.nn.Module) else model, inner)
+            shared.counts = counts
+            model.generate = shared
+            try:
+                return generate_phase(*args, **kwargs)
+            finally:
+                if previous is not None:
+                    model.generate = previous
+                else:  # (an inner wrapper may have removed it already)
+                    model.__dict__.pop("generate", None)
+
+        return phase
+
+    wrap_trainer_method(trainer, "generate", wrap)
+    trainer._cooper_shared_prefill = counts
+    return counts
 
 
 def install_shared_prefix(trainer) -> SharedPrefix:

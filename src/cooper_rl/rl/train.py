@@ -56,7 +56,7 @@ from cooper_rl.rl.rollout_speed import (
     install_padding_trimmer,
     install_sampler_logprobs,
 )
-from cooper_rl.rl.shared_prefix import can_share, install_shared_prefix
+from cooper_rl.rl.shared_prefix import can_share, install_shared_prefill, install_shared_prefix
 from cooper_rl.rl.trl_internals import check_trl, epoch_exact_sampler, score_completions_only
 from cooper_rl.trainer_hooks import (
     ElapsedTime,
@@ -297,6 +297,9 @@ def build_trainer(cfg: RLConfig):
         install_padding_trimmer(trainer)
     if sampler_logprobs_apply(cfg, trainer):
         install_sampler_logprobs(trainer)
+    # vLLM has its own prefix caching
+    if cfg.shared_prefix and not (cfg.use_vllm or sharded_weights(trainer)) and can_share(trainer.model):
+        install_shared_prefill(trainer)  # after the other rollout wrappers: it must run first (outermost)
     # after the rollout wrappers, so the profiler's "generation" includes the bf16 copy's weight sync
     trainer.add_callback(StepProfiler(trainer, reward, Path(cfg.output_dir) / "timing.jsonl"))
     trainer.add_callback(ElapsedTime(checkpoint))  # the time to train, over every process of the run
@@ -396,6 +399,12 @@ def run_rl(cfg: RLConfig) -> dict:
     shared = getattr(trainer, "_cooper_shared_prefix", None)
     if shared is not None:  # log-prob calls with each prompt computed once / sent to TRL's path; positions computed
         summary["shared_prefix"] = {"calls": shared.calls, "fallbacks": shared.fallbacks, "positions": shared.tokens}
+    trimmer = getattr(trainer, "_cooper_padding_trimmer", None)
+    if trimmer is not None:  # positions the log-prob forwards computed, and those of TRL's padded batches
+        summary["padding_trimmer"] = {"positions": trimmer.columns}
+    prefill = getattr(trainer, "_cooper_shared_prefill", None)
+    if prefill is not None:  # generate calls that prefilled each distinct prompt once: [calls, rows, prompts]
+        summary["shared_prefill"] = {"calls": prefill[0], "rows": prefill[1], "prompts": prefill[2]}
     if isinstance(reward, CooperReward) and trainer.is_world_process_zero():
         reward.rm.save_pretrained(out / "rm", {"cooper_rl_steps": trainer.state.global_step})
         summary["rm_dir"] = str(out / "rm")

@@ -1,0 +1,143 @@
+"""Shared-prefix GRPO (issue 105): `cooper rl` with each group's prompt computed once vs every row's own, per stage,
+side by side in one run, on configs/rl_cpu.yaml and at other group sizes and prompt lengths.
+
+  python benchmarks/shared_prefix.py [--rounds 2] [--steps 3] [--settings rl_cpu G4 G16 fewshot]
+
+Every setting runs both variants (`--shared_prefix false`: TRL's forward of every row with the padding trimmed, the
+path before this option; `true`: the default) as fresh processes from the same seed, alternating their order between
+rounds, on the regime's warm-up policy (runs/sft-builtin100, experiments/rl_learns/run.py builds it) and filtered
+prompts, rule reward (the stages measured do not depend on the reward). The first step (model warm-up) is dropped.
+Per stage: seconds per optimizer step from timing.jsonl (generation incl. its prefill, reference log-probs, policy
+update = the loss's forwards and backward), medians over the kept steps and rounds; the speed-up is the median over
+rounds of the same-round ratios. Beside the times, the cost model: positions the log-prob forwards compute
+(rl_summary's shared_prefix or padding_trimmer positions: [computed, TRL's padded batches]), the prefills shared, and
+peak RSS. Writes benchmarks/results/shared_prefix.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from common import median, write_result  # noqa: E402
+from cooper_rl.io import atomic_write_json  # noqa: E402
+
+ROOT = Path(__file__).parent.parent
+POLICY = "runs/sft-builtin100/policy"
+PROMPTS = "experiments/rl_learns/data/train_filtered.jsonl"
+FEWSHOT = (  # three worked examples before the question: a prompt ~4x as long as the regime's
+    "Solve the problem. Examples:\n"
+    "Q: Tom has 3 apples and buys 4 more. How many apples does he have? A: 3 + 4 = 7. The answer is \\boxed{{7}}.\n"
+    "Q: A box holds 6 eggs. How many eggs are in 5 boxes? A: 6 * 5 = 30. The answer is \\boxed{{30}}.\n"
+    "Q: Mia had 20 stickers and gave away 8. How many are left? A: 20 - 8 = 12. The answer is \\boxed{{12}}.\n"
+    "Q: {question} A:"
+)
+SETTINGS = {  # flags on top of configs/rl_cpu.yaml; every setting trains on 64 rollouts per step
+    "rl_cpu": [],
+    "G4": ["--num_generations", "4", "--prompts_per_step", "16"],
+    "G16": ["--num_generations", "16", "--prompts_per_step", "4"],
+    "fewshot": ["--prompt_template", FEWSHOT],
+}
+STAGES = ("generation", "ref_logprobs", "old_logprobs", "policy_update", "step_seconds")
+
+
+def run(setting: str, shared: bool, out: Path, args) -> dict:
+    """One `cooper rl` process; its per-stage seconds per kept step, positions computed and peak memory."""
+    cmd = [str(ROOT / ".venv/bin/cooper"), "rl", "--config", "configs/rl_cpu.yaml", "--reward", "rule"]
+    cmd += [
+        "--policy",
+        args.policy,
+        "--datasets",
+        PROMPTS,
+        "--max_steps",
+        str(args.steps + 1),
+        "--save_steps",
+        "100000",
+    ]
+    cmd += ["--eval_steps", "0", "--output_dir", str(out), "--shared_prefix", str(shared).lower(), *SETTINGS[setting]]
+    if out.exists():
+        shutil.rmtree(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / f"{out.name}.log", "w") as f:
+        subprocess.run(cmd, check=True, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT)
+    recs = [json.loads(x) for x in (out / "timing.jsonl").read_text().splitlines()][1:]  # drop the warm-up step
+    summary = json.loads((out / "rl_summary.json").read_text())
+    cfg = json.loads((out / "rl_config.json").read_text())
+    per_step = cfg["prompts_per_step"] * cfg["num_generations"]
+    seconds = sum(r["step_seconds"] for r in recs)
+    res = {
+        "steps": len(recs),
+        "per_stage_seconds": {s: median([r.get(s, 0.0) for r in recs]) for s in STAGES},
+        "rollouts_per_hour": per_step * len(recs) / seconds * 3600,
+        "peak_rss_gb": max(r.get("peak_rss_gb", 0.0) for r in recs),
+        "prompt_tokens_per_step": median([r["prompt_tokens"] for r in recs]),
+        "completion_tokens_per_step": median([r["completion_tokens"] for r in recs]),
+        "padded_tokens_per_step": median([r["padded_tokens"] for r in recs]),
+        # the cost model: positions the log-prob forwards computed, and what TRL's padded batches would have
+        "positions": (summary.get("shared_prefix") or summary.get("padding_trimmer") or {}).get("positions"),
+        "shared_prefix": summary.get("shared_prefix"),
+        "shared_prefill": summary.get("shared_prefill"),
+    }
+    for d in ["policy", *(p.name for p in out.glob("checkpoint-*"))]:
+        shutil.rmtree(out / d, ignore_errors=True)
+    return res
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=2, help="Rounds of the first setting (the others: one).")
+    ap.add_argument("--steps", type=int, default=3, help="Optimizer steps measured per run (after one warm-up step).")
+    ap.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
+    ap.add_argument("--policy", default=POLICY, help="The regime's warm-up policy.")
+    ap.add_argument("--work", default="runs/bench_shared_prefix")
+    args = ap.parse_args()
+    if not (ROOT / args.policy).exists():
+        sys.exit(f"{args.policy} is missing: build the regime's warm-up first (experiments/rl_learns/run.py)")
+    results = {}
+    for i, setting in enumerate(args.settings):
+        rounds = args.rounds if i == 0 else 1
+        runs = {"unshared": [], "shared": []}
+        for r in range(rounds):
+            for variant in ["unshared", "shared"] if r % 2 == 0 else ["shared", "unshared"]:
+                t = time.time()
+                res = run(setting, variant == "shared", Path(args.work) / f"{setting}-r{r}-{variant}", args)
+                runs[variant].append(res)
+                print(f"[bench] {setting} round {r} {variant}: {res['rollouts_per_hour']:.0f} rollouts/h, "
+                      f"{json.dumps(res['per_stage_seconds'])} ({time.time() - t:.0f} s)", flush=True)  # fmt: skip
+
+        def ratio(stage: str, runs=runs) -> float:  # unshared / shared seconds, same round, median over rounds
+            return median([u["per_stage_seconds"][stage] / s["per_stage_seconds"][stage]
+                           for u, s in zip(runs["unshared"], runs["shared"]) if s["per_stage_seconds"][stage] > 0])  # fmt: skip
+
+        ref_update = median([
+            (u["per_stage_seconds"]["ref_logprobs"] + u["per_stage_seconds"]["policy_update"])
+            / (s["per_stage_seconds"]["ref_logprobs"] + s["per_stage_seconds"]["policy_update"])
+            for u, s in zip(runs["unshared"], runs["shared"])
+        ])  # fmt: skip
+        results[setting] = {
+            "flags": SETTINGS[setting],
+            "runs": runs,
+            "speedup": {s: ratio(s) for s in ("generation", "ref_logprobs", "policy_update", "step_seconds")},
+            "speedup_ref_plus_update": ref_update,
+            "rollouts_per_hour_ratio": median(
+                [s["rollouts_per_hour"] / u["rollouts_per_hour"] for u, s in zip(runs["unshared"], runs["shared"])]
+            ),  # fmt: skip
+            "peak_rss_gb": {v: max(x["peak_rss_gb"] for x in rs) for v, rs in runs.items()},
+        }
+        atomic_write_json(Path(args.work) / "partial.json", results)  # a killed benchmark keeps its settings
+    targets = {"rollouts_per_hour_ratio": 1.8, "speedup_ref_plus_update": 2.0}  # issue 105, on rl_cpu
+    first = results[args.settings[0]]
+    met = {k: first[k] >= v for k, v in targets.items()} | {
+        "peak_memory_not_higher": first["peak_rss_gb"]["shared"] <= first["peak_rss_gb"]["unshared"]
+    }
+    write_result("shared_prefix", {"settings": results, "targets": targets, "targets_met": met, "steps": args.steps})
+
+
+if __name__ == "__main__":
+    main()
