@@ -16,7 +16,7 @@ prepare)
   SP=$(.venv/bin/python -c 'import site; print(site.getsitepackages()[0])')
   # the versions this .venv runs (the ones the tests pass on), as name==version
   pins=$(.venv/bin/python -c 'import sys; from importlib.metadata import version; print(*(f"{p}=={version(p)}" for p in sys.argv[1:]))' \
-    transformers trl datasets dill multiprocess math-verify latex2sympy2_extended antlr4-python3-runtime openai httpx2 \
+    transformers trl peft datasets dill multiprocess math-verify latex2sympy2_extended antlr4-python3-runtime openai httpx2 \
     httpcore2 truststore pydantic pydantic_core jiter typing-inspection annotated-types sniffio typing_extensions idna h11 anyio \
     huggingface_hub kernels tomlkit)
   rm -rf $G/whl $G/site && mkdir -p $G/whl
