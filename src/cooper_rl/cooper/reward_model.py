@@ -485,8 +485,14 @@ class VerifyRM:
         )
         self.max_grad_norm = max_grad_norm
 
-    def pairwise_update(self, questions, references, pos_completions, neg_completions, valid=None) -> dict:
+    def pairwise_update(
+        self, questions, references, pos_completions, neg_completions, valid=None, rehearsal=None, rehearsal_weight=1.0
+    ) -> dict:
         """One optimizer step on mean over valid pairs of -logsigmoid(s_pos - s_neg) (Cooper's online RM update).
+
+        `rehearsal` (optional {questions, references, completions, labels}, cooper/rehearsal.py): labelled rows whose
+        mean BCE, times `rehearsal_weight`, joins the loss of a step that has valid pairs (their logits are forwarded
+        with the pairs'); its metrics come back as rehearsal_loss and rehearsal_accuracy (before the step).
 
         `valid` (bools, default all True) masks pairs that have no real positive/negative. With no valid pair
         a zero loss is still backpropagated but no step is taken. Under torch.distributed the gradients are
@@ -511,9 +517,17 @@ class VerifyRM:
             if _distributed()
             else len(keep)
         )
+        replay = {}
         if keep:
             qs, rs = [questions[i] for i in keep], [references[i] for i in keep]
-            s = self.logits(qs + qs, rs + rs, [pos_completions[i] for i in keep] + [neg_completions[i] for i in keep])
+            cs = [pos_completions[i] for i in keep] + [neg_completions[i] for i in keep]
+            rq, rr, rc = (
+                (rehearsal["questions"], rehearsal["references"], rehearsal["completions"])
+                if rehearsal
+                else ([], [], [])
+            )
+            s = self.logits(qs + qs + rq, rs + rs + rr, cs + rc)  # pairs and rehearsed rows in one forward
+            s, s_rehearsed = s[: 2 * len(keep)], s[2 * len(keep) :]
             pair_losses = -F.logsigmoid(s[: len(keep)] - s[len(keep) :])
             local_mean = pair_losses.mean().item()
             scored = dict(zip(keep, s.detach().float().view(2, -1).T.tolist()))
@@ -521,6 +535,13 @@ class VerifyRM:
             # sum / (valid pairs on all ranks): after the gradient all-reduce (SUM) every rank holds the
             # gradient of the mean over all valid pairs in the world
             loss = pair_losses.sum() / max(n_total, 1.0)
+            if rehearsal:  # each rank its own rows: their mean over ranks after the all-reduce
+                y = torch.tensor(rehearsal["labels"], device=self.device)
+                bce = F.binary_cross_entropy_with_logits(s_rehearsed.float(), y)
+                world = torch.distributed.get_world_size() if _distributed() else 1
+                loss = loss + rehearsal_weight * bce / world
+                right = ((s_rehearsed.detach() >= 0).float() == y).float().mean().item()
+                replay = {"rehearsal_loss": bce.item(), "rehearsal_accuracy": right}
         else:  # zero loss through the graph: every parameter gets a (zero) gradient
             scored, losses = {}, {}
             q, r, c = (questions[0], references[0], pos_completions[0]) if n else ("", "", "")
@@ -543,4 +564,5 @@ class VerifyRM:
             "grad_norm": float(grad_norm),
             "pair_logits": [scored.get(i) for i in range(n)],  # the logged pairs (cooper_step): which ones moved it
             "pair_losses": [losses.get(i) for i in range(n)],
+            **replay,
         }

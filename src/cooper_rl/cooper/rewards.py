@@ -195,16 +195,19 @@ class CooperReward(ModelReward):
         pairs_per_prompt: int = 1,
         reference_positives: bool = False,
         pairs_path: str | Path | None = None,
+        rehearsal=None,
         **kwargs,
     ):
         """negatives: a generator of negatives.py; pairs_per_prompt: pairs per prompt; reference_positives: prompts
         without a verified rollout take their worked solution (the `solution` column) as the positive (beyond the
-        paper); pairs_path: a jsonl file for every RM training pair (texts, logits, loss); kwargs: those of
+        paper); pairs_path: a jsonl file for every RM training pair (texts, logits, loss); rehearsal: a
+        cooper.rehearsal.Rehearsal whose labelled rows join each RM update (beyond the paper); kwargs: those of
         ModelReward."""
         super().__init__(rm, **kwargs)
         self.negatives, self.pairs_per_prompt = negatives, pairs_per_prompt
         self.reference_positives = reference_positives
         self.pairs_path = Path(pairs_path) if pairs_path else None
+        self.rehearsal = rehearsal
         self.last_pairs: list[dict] = []
 
     def extra_logs(self) -> list[tuple[Path, list[dict]]]:
@@ -227,6 +230,7 @@ class CooperReward(ModelReward):
             self.pairs_per_prompt,
             scores=scores,
             solutions=solutions if self.reference_positives else None,
+            rehearsal=self.rehearsal,
         )
         t_step = time.perf_counter() - t0
         self.last_pairs = step.pop("pairs")

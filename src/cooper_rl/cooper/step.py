@@ -95,7 +95,16 @@ def rollout_groups(
 
 
 def cooper_step(
-    rm, negatives, questions, references, completions, verdicts, pairs_per_prompt: int = 1, scores=None, solutions=None
+    rm,
+    negatives,
+    questions,
+    references,
+    completions,
+    verdicts,
+    pairs_per_prompt: int = 1,
+    scores=None,
+    solutions=None,
+    rehearsal=None,
 ) -> dict:
     """One reward-model update on (positive, negative) pairs made from this step's rollouts (one pair per positive
     and negative kind; `scores`: the RM's scores of the rollouts, for mined negatives; `solutions`: per rollout its
@@ -103,7 +112,9 @@ def cooper_step(
     paper). Returns metrics: rm_loss (None if no valid pair), n_pairs, n_valid, valid_rate, positive_rate (prompts
     with a verified rollout), reference_positives (prompts whose positive is their solution), neg_seconds,
     rm_grad_norm, valid/<kind> counts of a mix, and invalid/<reason> counts (no_positive counts prompts); and
-    `pairs`, a list of the valid pairs (kind of a mix, positive's source, texts, logits before the update, loss)."""
+    `pairs`, a list of the valid pairs (kind of a mix, positive's source, texts, logits before the update, loss).
+    `rehearsal` (cooper/rehearsal.py, beyond the paper): labelled offline rows drawn for this update join its loss
+    (rehearsal_loss, rehearsal_accuracy in the metrics)."""
     pos = select_positives(questions, references, completions, verdicts, pairs_per_prompt)
     pos = fill_positives(pos, questions, references, pairs_per_prompt)
     ref, rejected = (
@@ -129,8 +140,12 @@ def cooper_step(
         seen.add(key)
 
     valid = [n is not None for n in negs]
+    replay = rehearsal.sample() if rehearsal is not None and any(valid) else None
     with torch.enable_grad():
-        out = rm.pairwise_update(q, r, p, [n or "" for n in negs], valid=valid)
+        out = rm.pairwise_update(
+            q, r, p, [n or "" for n in negs], valid=valid, rehearsal=replay,
+            rehearsal_weight=rehearsal.weight if rehearsal is not None else 0.0,
+        )  # fmt: skip
 
     pairs = [  # what the RM learnt from: the record that tells which pairs moved it
         {
@@ -162,6 +177,7 @@ def cooper_step(
         "positive_rate": n_with_pos / n_prompts if n_prompts else 0.0,
         **({"reference_positives": n_ref} if solutions is not None else {}),
         "neg_seconds": neg_seconds,
+        **{k: out[k] for k in ("rehearsal_loss", "rehearsal_accuracy") if k in out},
         **{f"invalid/{k}": v for k, v in sorted(invalid.items())},
         **({f"valid/{k}": sum(valid[i * n_pos : (i + 1) * n_pos]) for i, k in enumerate(kinds)} if kinds else {}),
         "pairs": pairs,

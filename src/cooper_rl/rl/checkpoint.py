@@ -33,7 +33,7 @@ def _generators(reward) -> dict:
 
 def save_rm_state(reward, checkpoint_dir: str | os.PathLike) -> Path:
     """Write the co-optimized RM of a CooperReward (weights, tokenizer, optimizer, scheduler, negatives RNG,
-    monitor) to checkpoint_dir/cooper_rm atomically. Returns that path."""
+    monitor, rehearsal draw) to checkpoint_dir/cooper_rm atomically. Returns that path."""
     target = Path(checkpoint_dir) / RM_DIR
     with atomic_dir(target) as tmp:
         reward.rm.save_pretrained(tmp)
@@ -43,6 +43,7 @@ def save_rm_state(reward, checkpoint_dir: str | os.PathLike) -> Path:
                 "scheduler": reward.rm.scheduler.state_dict(),
                 "negatives_rng": {k: g.rng.getstate() for k, g in _generators(reward).items() if hasattr(g, "rng")},
                 "monitor": reward.monitor.state_dict() if reward.monitor is not None else None,
+                "rehearsal": reward.rehearsal.state_dict() if getattr(reward, "rehearsal", None) else None,
             },
             tmp / RM_STATE,
         )
@@ -64,6 +65,8 @@ def load_rm_state(reward, checkpoint_dir: str | os.PathLike) -> None:
             gens[kind].rng.setstate(rng_state)
     if state["monitor"] is not None and reward.monitor is not None:
         reward.monitor.load_state_dict(state["monitor"])
+    if state.get("rehearsal") is not None and getattr(reward, "rehearsal", None) is not None:
+        reward.rehearsal.load_state_dict(state["rehearsal"])
 
 
 class RMCheckpointCallback(TrainerCallback):

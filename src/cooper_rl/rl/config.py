@@ -98,6 +98,18 @@ class RLConfig:
             "few MB), all (every weight; an adapter is merged first), auto (adapter where the RM is one, else all)."
         },
     )
+    rm_rehearsal: str | None = field(
+        default=None,
+        metadata={
+            "help": "Beyond the paper: labelled rows (question, reference, completion, label; e.g. the RM's own "
+            "offline training data) of which each RM update also fits rm_rehearsal_rows by BCE, so the RM keeps its "
+            "calibration on text unlike its policy's (cooper/rehearsal.py). Off (None) by default."
+        },
+    )
+    rm_rehearsal_rows: int = field(default=16, metadata={"help": "Rehearsed rows drawn per RM update."})
+    rm_rehearsal_weight: float = field(
+        default=1.0, metadata={"help": "Weight of the rehearsed rows' mean BCE beside the pairs' mean loss."}
+    )
     rm_weight_decay: float = field(default=0.0, metadata={"help": "AdamW weight decay of the co-optimized RM."})
     rm_warmup_steps: int = field(
         default=0, metadata={"help": "RM updates with a linear learning-rate warm-up (0: none)."}
@@ -449,7 +461,7 @@ RUN_IDENTITY = {
     "model": ("rm", "rm_max_length", "rm_sha256", "rm_binary_reward"),
     "cooper": (
         "rm", "rm_max_length", "rm_sha256", "rm_binary_reward", "rm_learning_rate", "rm_train_params", "rm_weight_decay",
-        "rm_warmup_steps", "negatives", "assistant", "pairs_per_prompt", "reference_positives",
+        "rm_warmup_steps", "rm_rehearsal", "rm_rehearsal_rows", "rm_rehearsal_weight", "negatives", "assistant", "pairs_per_prompt", "reference_positives",
     ),
 }  # fmt: skip
 

@@ -27,6 +27,7 @@ import torch
 
 from cooper_rl.cooper.monitor import HackingMonitor, logged_signals
 from cooper_rl.cooper.negatives import make_negative_generator
+from cooper_rl.cooper.rehearsal import Rehearsal
 from cooper_rl.cooper.rewards import CooperReward, ModelReward, RuleReward
 from cooper_rl.formats import restyle
 from cooper_rl.generation import chat_messages, render_messages
@@ -169,6 +170,9 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
         cfg.pairs_per_prompt,
         reference_positives=cfg.reference_positives,
         pairs_path=Path(cfg.output_dir) / "rm_pairs.jsonl" if cfg.log_rollouts else None,
+        rehearsal=Rehearsal(cfg.rm_rehearsal, cfg.rm_rehearsal_rows, cfg.rm_rehearsal_weight, seed=cfg.seed)
+        if cfg.rm_rehearsal
+        else None,
         monitor=monitor,
         batch_size=cfg.rm_batch_size,
         binary=cfg.rm_binary_reward,
