@@ -77,7 +77,7 @@ def test_log_probs_and_gradients_equal_trls_whole_row_forward(fused, group_size)
         return logps.detach(), entropy.detach(), {n: p.grad.clone() for n, p in model.named_parameters()}
 
     want_lp, want_ent, want_g = grads(lambda: _trl_logps(model, ids, mask, keep))
-    got_lp, got_ent, got_g = grads(lambda: shared_prefix_logps(model, ids, mask, keep, True, lead_ok=True))
+    got_lp, got_ent, got_g = grads(lambda: shared_prefix_logps(model, ids, mask, keep, True, lead_ok=True)[:2])
     # TRL's own spread: the same rows forwarded two at a time instead of all together
     with torch.no_grad():
         alone = _trl_logps(model, ids, mask, keep, batch_size=2)[0]
@@ -100,11 +100,11 @@ def test_chunked_no_grad_calls_and_fallbacks(fused):
     shared = SharedPrefix(trainer)
     wrapped = shared.wrap_logps(lambda *a, **k: calls.append(1) or "trl")
     with torch.no_grad():
-        got = wrapped(model, ids, mask, keep, batch_size=6, compute_entropy=False)[0]  # chunks: whole groups
+        got = wrapped(model, ids, mask, keep, batch_size=5, compute_entropy=False)[0]  # suffixes: <= 5 rows a batch
         want = _trl_logps(model, ids, mask, keep, compute_entropy=False)[0]
     m = mask[:, -keep:].bool()
     assert torch.allclose(got[m], want[m], atol=1e-5) and not calls  # never TRL's path
-    assert shared.calls == 3  # 3 groups of 4 rows, at most 6 rows a chunk (a group is never split)
+    assert shared.calls == 1  # one prefix forward for the call
     assert shared.tokens[0] < shared.tokens[1]
     assert wrapped(model, ids, mask, keep, pixel_values=torch.zeros(1)) == "trl"  # multimodal: TRL's path
     assert calls == [1] and shared.fallbacks == 1
@@ -210,3 +210,63 @@ def test_gradient_checkpointing_sends_the_loss_forward_to_trls_path(fused):
     finally:
         model.activation_checkpointing_disable()
         model.eval()
+
+
+def test_group_permutation_moves_whole_groups_in_the_draws_order():
+    from cooper_rl.rl.shared_prefix import group_permutation
+
+    perm = torch.tensor([5, 0, 3, 1, 4, 2])  # rows of groups (0,1), (2,3), (4,5): group 2 first, then 0, then 1
+    assert group_permutation(perm, 2).tolist() == [4, 5, 0, 1, 2, 3]
+    for seed in range(5):
+        p = group_permutation(torch.randperm(24, generator=torch.Generator().manual_seed(seed)), 8)
+        assert sorted(p.tolist()) == list(range(24)) and all(
+            p[i : i + 8].tolist() == list(range(p[i], p[i] + 8)) for i in (0, 8, 16)
+        )
+
+
+def test_micro_batches_hold_whole_groups_and_train_the_same(assets, tmp_path, one_thread):
+    """One optimizer step per generation batch in 2 micro-batches (G = 4, 4 prompts): with shared prefixes each
+    micro-batch holds 2 whole groups (2 prompt forwards), and the run's losses and weights are the unshared run's."""
+    import json
+
+    from tests.rl.test_train import config, weights_of
+
+    from cooper_rl.rl.train import build_trainer
+    from cooper_rl.rl.trl_internals import wrap_trainer_method
+
+    data = tmp_path / "mixed.jsonl"
+    long = "Tom has 3 red apples in his bag and his friend at school gives him 4 more. How many apples now?"
+    data.write_text("".join(json.dumps({"question": q, "answer": "7"}) + "\n" for q in [*QUESTIONS, long] * 2))
+
+    def run(shared, out):
+        cfg = config(assets, out, "rule", max_steps=2, seed=5, shared_prefix=shared, sampler_logprobs=False, beta=0.04,
+                     num_generations=4, prompts_per_step=4, gradient_accumulation_steps=2)  # fmt: skip
+        cfg.datasets = [str(data)]
+        trainer, _, _ = build_trainer(cfg)
+        groups = []
+
+        def spy(logps):
+            def spied(*args, **kwargs):
+                if torch.is_grad_enabled():  # the loss's micro-batch: how many prompts in its rows
+                    ids, keep = args[1], args[3]
+                    groups.append((ids.size(0), len(torch.unique(ids[:, :-keep], dim=0))))
+                return logps(*args, **kwargs)
+
+            return spied
+
+        wrap_trainer_method(trainer, "logps", spy)
+        trainer.train()
+        return trainer, [h for h in trainer.state.log_history if "loss" in h], groups
+
+    shared, logs_s, groups_s = run(True, tmp_path / "shared")
+    plain, logs_p, groups_p = run(False, tmp_path / "plain")
+    assert shared._cooper_group_microbatches == 4 and not hasattr(plain, "_cooper_group_microbatches")
+    assert groups_s and all(n == 8 and g <= 2 for n, g in groups_s)  # whole groups (a question may repeat)
+    assert any(g > 2 for _, g in groups_p)  # TRL's row shuffle mixes them
+    assert [h["loss"] for h in logs_s] == pytest.approx([h["loss"] for h in logs_p], abs=1e-5)
+    assert [h.get("reward") for h in logs_s] == [h.get("reward") for h in logs_p]
+    a, b = shared.model.state_dict(), plain.model.state_dict()
+    start = weights_of(assets, shared.model.device)
+    moved = sum((a[k] - start[k]).square().sum() for k in start).sqrt()
+    apart = sum((a[k] - b[k]).square().sum() for k in start).sqrt()
+    assert apart < 0.01 * moved

@@ -10,8 +10,8 @@ position is the sum over its group's completions, which autograd's indexing back
 arXiv 2506.05433, proves the same for its packed-sequence form).
 
 ``SharedPrefix`` wraps TRL's private log-prob method (``trl_internals.TRAINER_METHODS['logps']``) on one trainer, in
-place of ``rollout_speed.PaddingTrimmer``, whose padding trim it keeps: each call drops the columns all its rows pad,
-and no-grad calls over many rows are chunked by group (whole groups per chunk) instead of by completion length.
+place of ``rollout_speed.PaddingTrimmer``, whose padding trims it keeps: a call drops the columns all its rows pad, and
+forwards its rows' suffixes in batches of similar length (each as wide as its longest), all on one prefix forward.
 Calls it cannot serve exactly go to TRL's own path (``fallbacks``): multimodal or MoE inputs, a model wrapped for
 several processes (DDP/FSDP/DeepSpeed run the forward's hooks once per call), the loss's forward under gradient
 checkpointing (its layers drop the cache; the no-grad reference and old passes still share).
@@ -24,7 +24,7 @@ import functools
 import torch
 import torch.nn.functional as F
 
-from cooper_rl.cooper.reward_model import PREFIX_SHARING_TYPES
+from cooper_rl.cooper.reward_model import PREFIX_SHARING_TYPES, length_batches
 from cooper_rl.rl.rollout_speed import TEXT_ONLY_KWARGS, _trimmed, shift_invariant
 from cooper_rl.rl.trl_internals import wrap_trainer_method
 
@@ -68,14 +68,18 @@ def checkpointed(model) -> bool:
     return bool(check() if callable(check) else check)
 
 
-def shared_prefix_logps(model, input_ids, attention_mask, logits_to_keep: int, compute_entropy: bool, lead_ok: bool):
-    """(log-probs, entropies or None) of the completion tokens (the last ``logits_to_keep`` columns) of each row, as
-    TRL's fused-head forward gives them for the whole rows, with each distinct prompt forwarded once.
+def shared_prefix_logps(
+    model, input_ids, attention_mask, logits_to_keep: int, compute_entropy: bool, lead_ok: bool, max_rows=None
+):
+    """(log-probs, entropies or None, positions computed) of the completion tokens (the last ``logits_to_keep``
+    columns) of each row, as TRL's fused-head forward gives them for the whole rows, with each distinct prompt
+    forwarded once.
 
     The prompt without its last token goes through the model once per group (a cache); every row then forwards its
     last prompt token and completion on its group's cache, so the positions that predict completion tokens are the
-    same as in one whole-row forward. Columns every row pads are dropped first (``_trimmed``; leading ones only if
-    ``lead_ok``, i.e. positions are shift invariant)."""
+    same as in one whole-row forward. The rows' suffixes go in batches of similar length (length_batches, at most
+    ``max_rows`` rows each), each as wide as its longest. Columns every row pads are dropped first (``_trimmed``;
+    leading ones only if ``lead_ok``, i.e. positions are shift invariant)."""
     from transformers import DynamicCache
 
     width = input_ids.size(1)
@@ -85,26 +89,40 @@ def shared_prefix_logps(model, input_ids, attention_mask, logits_to_keep: int, c
     firsts, inverse = prompt_groups(ids, mask, prompt_width)
     prefix_ids, prefix_mask = ids[firsts, : prompt_width - 1], mask[firsts, : prompt_width - 1]
     # the prefix's keys/values (no LM head: logits of one position only, unused)
-    cached = model(input_ids=prefix_ids, attention_mask=prefix_mask, use_cache=True, logits_to_keep=1).cache
-    cache = DynamicCache(ddp_cache_data=[(k[inverse], v[inverse]) for k, v, *_ in cached])  # each row its group's
-    suffix = ids[:, prompt_width - 1 :]
-    suffix_mask = mask[:, prompt_width - 1 :]
-    labels = suffix.masked_fill(suffix_mask == 0, -100)
-    labels[:, 0] = -100  # the last prompt token is input only: the fused head scores labels[:, 1:]
-    out = model(
-        input_ids=suffix,
-        attention_mask=torch.cat([prefix_mask[inverse], suffix_mask], dim=1),
-        cache=cache,
-        labels=labels,
-        fused_lm_head=True,
-    )
-    logps = out.log_probs[:, -keep:]
-    entropy = out.entropy[:, -keep:] if compute_entropy else None
-    pad = logits_to_keep - keep  # the trailing completion columns all rows padded: zeros, as TRL returns them
-    if pad:
-        logps = F.pad(logps, (0, pad))
-        entropy = None if entropy is None else F.pad(entropy, (0, pad))
-    return logps, entropy
+    kv = [
+        (k, v)
+        for k, v, *_ in model(input_ids=prefix_ids, attention_mask=prefix_mask, use_cache=True, logits_to_keep=1).cache
+    ]
+    positions = prefix_ids.numel()
+    # each row: its last prompt token and its completion up to its last real token
+    lengths = (1 + mask[:, prompt_width:].flip(1).cumsum(1).clamp(max=1).sum(1)).tolist()
+    parts_lp, parts_ent, order = [], [], []
+    for batch in length_batches(lengths):
+        for start in range(0, len(batch), max_rows or len(batch)):
+            rows = batch[start : start + (max_rows or len(batch))]
+            w = max(lengths[i] for i in rows)
+            idx = torch.tensor(rows, device=input_ids.device)
+            suffix = ids[idx, prompt_width - 1 : prompt_width - 1 + w]
+            suffix_mask = mask[idx, prompt_width - 1 : prompt_width - 1 + w]
+            labels = suffix.masked_fill(suffix_mask == 0, -100)
+            labels[:, 0] = -100  # the last prompt token is input only: the fused head scores labels[:, 1:]
+            g = inverse[idx]
+            out = model(
+                input_ids=suffix,
+                attention_mask=torch.cat([prefix_mask[g], suffix_mask], dim=1),
+                cache=DynamicCache(ddp_cache_data=[(k[g], v[g]) for k, v in kv]),  # each row its group's prompt
+                labels=labels,
+                fused_lm_head=True,
+            )
+            positions += suffix.numel()
+            parts_lp.append(F.pad(out.log_probs, (0, logits_to_keep - (w - 1))))
+            if compute_entropy:
+                parts_ent.append(F.pad(out.entropy, (0, logits_to_keep - (w - 1))))
+            order += rows
+    where = torch.argsort(torch.tensor(order, device=input_ids.device))  # back to the rows' order (keeps autograd)
+    logps = torch.cat(parts_lp)[where]
+    entropy = torch.cat(parts_ent)[where] if compute_entropy else None
+    return logps, entropy, positions
 
 
 class SharedPrefix:
@@ -121,16 +139,6 @@ class SharedPrefix:
         """Wrap TRL's log-prob method (see the class doc)."""
         this = self
 
-        def one(model, input_ids, attention_mask, keep, compute_entropy):
-            n_groups = len(prompt_groups(input_ids, attention_mask, input_ids.size(1) - keep)[0])
-            lead, end, new_keep = _trimmed(input_ids, attention_mask, keep, this.lead_ok)
-            prompt = input_ids.size(1) - keep - lead
-            this.tokens[0] += n_groups * (prompt - 1) + input_ids.size(0) * (end - lead - prompt + 1)
-            this.tokens[1] += input_ids.numel()
-            this.calls += 1
-            with this.trainer.accelerator.autocast():  # as TRL's forward runs
-                return shared_prefix_logps(model, input_ids, attention_mask, keep, compute_entropy, this.lead_ok)
-
         @functools.wraps(logps)
         def logps_shared(*args, **kwargs):
             if (
@@ -144,28 +152,16 @@ class SharedPrefix:
                 this.fallbacks += 1
                 return logps(*args, **kwargs)
             model, input_ids, attention_mask, keep = args[:4]
-            entropy = bool(kwargs.get("compute_entropy"))
-            batch_size = kwargs.get("batch_size") or input_ids.size(0)
-            if torch.is_grad_enabled() or batch_size >= input_ids.size(0):
-                return (*one(model, input_ids, attention_mask, keep, entropy), None)  # the loss's micro-batch
-            # reference / old log-probs over a generation batch: whole groups per chunk of about batch_size rows
-            _, inverse = prompt_groups(input_ids, attention_mask, input_ids.size(1) - keep)
-            order = torch.argsort(inverse, stable=True)
-            sizes = torch.bincount(inverse).tolist()
-            chunks, current = [], []
-            start = 0
-            for size in sizes:
-                rows = order[start : start + size].tolist()
-                start += size
-                if current and len(current) + len(rows) > batch_size:
-                    chunks.append(current)
-                    current = []
-                current += rows
-            chunks.append(current)
-            parts = [one(model, input_ids[c], attention_mask[c], keep, entropy) for c in chunks]
-            where = torch.argsort(torch.tensor([i for c in chunks for i in c], device=input_ids.device))
-            logp = torch.cat([p[0] for p in parts])[where]
-            ent = torch.cat([p[1] for p in parts])[where] if entropy else None
+            # one prefix forward for the whole call; the suffixes in batches of at most TRL's batch_size rows
+            # without grad (TRL's memory bound there), all of a loss micro-batch's rows with grad
+            max_rows = None if torch.is_grad_enabled() else kwargs.get("batch_size")
+            with this.trainer.accelerator.autocast():  # as TRL's forward runs
+                logp, ent, positions = shared_prefix_logps(
+                    model, input_ids, attention_mask, keep, bool(kwargs.get("compute_entropy")), this.lead_ok, max_rows
+                )
+            this.calls += 1
+            this.tokens[0] += positions
+            this.tokens[1] += input_ids.numel()
             return logp, ent, None
 
         return logps_shared
@@ -239,6 +235,79 @@ def install_shared_prefill(trainer) -> list[int]:
     wrap_trainer_method(trainer, "generate", wrap)
     trainer._cooper_shared_prefill = counts
     return counts
+
+
+_GROUPED: dict = {"size": None}  # G while a trainer with whole-group micro-batches prepares its inputs
+
+
+def group_permutation(permutation: torch.Tensor, size: int) -> torch.Tensor:
+    """A permutation of ``size``-row blocks (rows i*size ... i*size + size - 1 stay together and in order), the blocks in
+    the order their first row comes in ``permutation``: TRL's random draw, applied to whole groups."""
+    n = permutation.numel()
+    rank = torch.empty(n, dtype=torch.long)
+    rank[permutation] = torch.arange(n)
+    order = torch.argsort(rank.view(-1, size).min(1).values)
+    return (order[:, None] * size + torch.arange(size)).flatten()
+
+
+def _whole_groups(seq_dict: dict, size: int) -> bool:
+    """Whether the rows come in consecutive blocks of ``size`` with one prompt each (TRL's RepeatSampler order)."""
+    ids, mask = seq_dict.get("prompt_ids"), seq_dict.get("prompt_mask")
+    if not isinstance(ids, torch.Tensor) or not isinstance(mask, torch.Tensor) or ids.size(0) % size:
+        return False
+    key = torch.cat([ids, mask], dim=1).view(-1, size, ids.size(1) * 2)
+    return bool((key == key[:, :1]).all())
+
+
+def grouped_shuffle(original):
+    """TRL's shuffle of a generation batch (``trl_internals.SHUFFLE``), drawing the same random permutation, that keeps
+    each group's rows together while a trainer installed by ``install_group_microbatches`` prepares its inputs (then
+    every micro-batch holds whole groups); TRL's own shuffle otherwise."""
+
+    def shuffle(seq_dict):
+        size = _GROUPED["size"]
+        if not size:
+            return original(seq_dict)
+        n = len(next(v for v in seq_dict.values() if v is not None))
+        permutation = torch.randperm(n)  # TRL's draw: the random streams stay those of the unshared path
+        if _whole_groups(seq_dict, size):
+            permutation = group_permutation(permutation, size)
+
+        def permute(v):
+            if v is None or (isinstance(v, torch.Tensor) and v.ndim == 0):
+                return v
+            if isinstance(v, torch.Tensor):
+                return v[permutation.to(v.device)]
+            return [v[i] for i in permutation.tolist()]
+
+        return {k: permute(v) for k, v in seq_dict.items()}
+
+    shuffle.cooper_grouped = True
+    return shuffle
+
+
+def install_group_microbatches(trainer, group_size: int) -> None:
+    """Make ``trainer``'s micro-batches hold whole groups (its shared-prefix forwards then compute each prompt once per
+    micro-batch, not once per row of it): the generation batch's groups are shuffled as TRL shuffles its rows. The
+    same rows in other micro-batches of the same optimizer step: the same gradient where the loss of a step is the
+    mean over equal micro-batches (loss types grpo, dr_grpo, dapo; build_trainer installs it only there)."""
+    from cooper_rl.rl import trl_internals
+
+    trl_internals.patch_shuffle(grouped_shuffle)
+
+    def wrap(prepare):
+        @functools.wraps(prepare)
+        def prepare_grouped(*args, **kwargs):
+            _GROUPED["size"] = group_size
+            try:
+                return prepare(*args, **kwargs)
+            finally:
+                _GROUPED["size"] = None
+
+        return prepare_grouped
+
+    wrap_trainer_method(trainer, "prepare_inputs", wrap)
+    trainer._cooper_group_microbatches = group_size
 
 
 def install_shared_prefix(trainer) -> SharedPrefix:

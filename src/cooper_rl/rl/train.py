@@ -57,7 +57,12 @@ from cooper_rl.rl.rollout_speed import (
     install_padding_trimmer,
     install_sampler_logprobs,
 )
-from cooper_rl.rl.shared_prefix import can_share, install_shared_prefill, install_shared_prefix
+from cooper_rl.rl.shared_prefix import (
+    can_share,
+    install_group_microbatches,
+    install_shared_prefill,
+    install_shared_prefix,
+)
 from cooper_rl.rl.trl_internals import check_trl, epoch_exact_sampler, score_completions_only
 from cooper_rl.trainer_hooks import (
     ElapsedTime,
@@ -297,6 +302,11 @@ def build_trainer(cfg: RLConfig):
     # before the sampler's wrapper: that one must see TRL's whole call
     if cfg.shared_prefix and not sharded_weights(trainer) and can_share(trainer.model):
         install_shared_prefix(trainer)  # trims the padding too
+        # micro-batches of whole groups: the same gradient where one optimizer step takes the whole generation
+        # batch and its loss is the mean over equal micro-batches
+        one_step = cfg.steps_per_generation * cfg.num_iterations == 1
+        if cfg.gradient_accumulation_steps > 1 and one_step and cfg.loss_type in ("grpo", "dr_grpo", "dapo"):
+            install_group_microbatches(trainer, cfg.num_generations)
     elif cfg.trim_padding and not sharded_weights(trainer):
         install_padding_trimmer(trainer)
     if sampler_logprobs_apply(cfg, trainer):

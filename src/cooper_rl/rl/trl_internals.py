@@ -11,6 +11,9 @@ cooper drives TRL's public API (GRPOTrainer, GRPOConfig, SFTTrainer, callbacks).
   padding too) elsewhere; ``score_completions_only`` makes the CPU take the same compact path (identical
   log-probs and gradients, ~40% less LM-head work on the small-batch CPU preset) by wrapping ``trl.trainer.utils._use_triton``.
 
+- shared-prefix GRPO keeps a group's rows in one micro-batch where that gives the same gradient: ``patch_shuffle``
+  wraps GRPOTrainer's module-level ``shuffle_sequence_dict`` (shared_prefix.grouped_shuffle).
+
 - a resume keeps the prompt order of a run that never stopped: ``epoch_exact_sampler`` wraps the sampler that
   GRPOTrainer's private ``_get_train_sampler`` returns (TRL's own replays epoch 0's order after a resume in a later
   epoch).
@@ -34,6 +37,7 @@ TRAINER_METHODS = {
 TRAIN_SAMPLER = "_get_train_sampler"  # GRPOTrainer: builds the RepeatSampler of the prompts (epoch_exact_sampler)
 ACCELERATE_ORIGINAL_FORWARD = "_original_forward"  # set by accelerate.prepare_model under mixed precision
 FUSED_HEAD_COMPACT_SWITCH = "_use_triton"  # trl.trainer.utils: whether the fused LM head scores valid positions only
+SHUFFLE = "shuffle_sequence_dict"  # trl.trainer.grpo_trainer: shuffles a generation batch before its micro-batches
 
 
 class UnsupportedTRLError(RuntimeError):
@@ -50,6 +54,10 @@ def check_trl() -> None:
     missing = [f"GRPOTrainer.{m}" for m in methods if not callable(getattr(GRPOTrainer, m, None))]
     if not callable(getattr(trl_utils, FUSED_HEAD_COMPACT_SWITCH, None)):
         missing.append(f"trl.trainer.utils.{FUSED_HEAD_COMPACT_SWITCH}")
+    from trl.trainer import grpo_trainer
+
+    if not callable(getattr(grpo_trainer, SHUFFLE, None)):
+        missing.append(f"trl.trainer.grpo_trainer.{SHUFFLE}")
     if missing:
         raise UnsupportedTRLError(
             f"cooper supports trl{SUPPORTED_TRL}; the installed trl {trl.__version__} lacks {', '.join(missing)} "
@@ -94,6 +102,17 @@ def score_completions_only() -> None:
     compact_everywhere.cooper_compact = True
     compact_everywhere.original = original
     setattr(trl_utils, FUSED_HEAD_COMPACT_SWITCH, compact_everywhere)
+
+
+def patch_shuffle(make) -> None:
+    """Replace GRPOTrainer's generation-batch shuffle (``SHUFFLE`` in trl.trainer.grpo_trainer) by ``make(original)``
+    once; the replacement must call the original when it has nothing to change (shared_prefix.grouped_shuffle)."""
+    check_trl()
+    from trl.trainer import grpo_trainer
+
+    current = getattr(grpo_trainer, SHUFFLE)
+    if not getattr(current, "cooper_grouped", False):
+        setattr(grpo_trainer, SHUFFLE, make(current))
 
 
 class EpochExactSampler:
