@@ -115,6 +115,8 @@ def test_can_share_only_where_a_cache_gives_the_whole_row_values(fused):
     assert can_share(model)
     assert not can_share(NS(config=NS(model_type="gpt2")))  # learned absolute positions: fine, but not a listed family
     assert not can_share(NS(config=NS(model_type="mistral", sliding_window=16)))
+    assert can_share(NS(config=NS(model_type="qwen2", sliding_window=4096, use_sliding_window=False)))  # unused window
+    assert not can_share(NS(config=NS(model_type="qwen2", layer_types=["full_attention", "sliding_attention"])))
 
 
 @pytest.mark.parametrize(

@@ -51,11 +51,15 @@ def can_share(model) -> bool:
     ):
         return False
     config = getattr(model, "config", None)
+    if config is None or getattr(config, "model_type", None) not in PREFIX_SHARING_TYPES:
+        return False
+    window = getattr(config, "sliding_window", None)
+    sliding = window is not None and getattr(config, "use_sliding_window", True)  # Qwen2 names a window it doesn't use
+    layer_types = getattr(config, "layer_types", None) or []
     return (
-        config is not None
-        and getattr(config, "model_type", None) in PREFIX_SHARING_TYPES
-        and not getattr(config, "is_encoder_decoder", False)
-        and getattr(config, "sliding_window", None) is None
+        not getattr(config, "is_encoder_decoder", False)
+        and not sliding
+        and all(t == "full_attention" for t in layer_types)
     )
 
 
@@ -83,7 +87,7 @@ def shared_prefix_logps(
     from transformers import DynamicCache
 
     width = input_ids.size(1)
-    lead, end, keep = _trimmed(input_ids, attention_mask, logits_to_keep, lead_ok)
+    lead, end, _ = _trimmed(input_ids, attention_mask, logits_to_keep, lead_ok)
     ids, mask = input_ids[:, lead:end], attention_mask[:, lead:end]
     prompt_width = width - logits_to_keep - lead
     firsts, inverse = prompt_groups(ids, mask, prompt_width)
