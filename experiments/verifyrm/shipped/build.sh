@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 104: build the shipped VerifyRM from nothing: round 7's data (rebuilt byte-identical from the committed
-# record), LoRA training (train.sh), evaluation on round 3's held-out set, the robustness suite, the LaTeX suite and
-# the prefix probe (results/shipped), and the package files with their model card (package.py ->
+# record), LoRA training (train.sh), evaluation on round 3's held-out set, the robustness suite, the LaTeX suite, the
+# prefix probe and the two outside checks (outside_checks.py; results/shipped), and the package files with their
+# model card (package.py ->
 # src/cooper_rl/assets/verifyrm). Resumable: each step skips what it finished; training continues from its checkpoint.
 #   [SEED=0] [RANK=16] [PACKAGE=1] bash experiments/verifyrm/shipped/build.sh
 source "$(dirname "$0")/../../common.sh"
@@ -15,8 +16,9 @@ mkdir -p $R
 SEED=$SEED RANK=$RANK RUNS=$RUNS bash experiments/verifyrm/shipped/train.sh
 test -f $out/train_metrics.json || { echo "training did not finish: $out.log" >&2; exit 1; }
 cp $out/train_metrics.json $R/train_smollm2_s$SEED.json
-for E in heldout robustness latex_heldout prefix_probe; do
-  data=$V3/$E.jsonl; [ $E = latex_heldout ] && data=$V4/$E.jsonl
+S=experiments/verifyrm/shipped   # the checks outside the suites' templates (outside_checks.py; predictions.md)
+for E in heldout robustness latex_heldout prefix_probe svamp_cots long_check; do
+  data=$V3/$E.jsonl; [ $E = latex_heldout ] && data=$V4/$E.jsonl; [ -f $S/$E.jsonl ] && data=$S/$E.jsonl
   test -f $R/eval_${E}_smollm2_s$SEED.json || { echo "[shipped] eval-rm seed $SEED on $E ($(date -u +%T))";
     $C eval-rm --rm $out --data $data --output $R/eval_${E}_smollm2_s$SEED.json \
       --scores $R/scores_${E}_smollm2_s$SEED.jsonl.gz > $R/eval_${E}_smollm2_s$SEED.log; }
