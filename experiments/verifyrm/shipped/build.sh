@@ -17,12 +17,16 @@ SEED=$SEED RANK=$RANK RUNS=$RUNS bash experiments/verifyrm/shipped/train.sh
 test -f $out/train_metrics.json || { echo "training did not finish: $out.log" >&2; exit 1; }
 cp $out/train_metrics.json $R/train_smollm2_s$SEED.json
 S=experiments/verifyrm/shipped   # the checks outside the suites' templates (outside_checks.py; predictions.md)
-for E in heldout robustness latex_heldout prefix_probe svamp_cots long_check; do
-  data=$V3/$E.jsonl; [ $E = latex_heldout ] && data=$V4/$E.jsonl; [ -f $S/$E.jsonl ] && data=$S/$E.jsonl
-  test -f $R/eval_${E}_smollm2_s$SEED.json || { echo "[shipped] eval-rm seed $SEED on $E ($(date -u +%T))";
-    $C eval-rm --rm $out --data $data --output $R/eval_${E}_smollm2_s$SEED.json \
-      --scores $R/scores_${E}_smollm2_s$SEED.jsonl.gz > $R/eval_${E}_smollm2_s$SEED.log; }
-done
+evaluate() {  # eval-rm of the trained RM on each set named, skipping the ones evaluated already
+  for E in "$@"; do
+    data=$V3/$E.jsonl; [ $E = latex_heldout ] && data=$V4/$E.jsonl; [ -f $S/$E.jsonl ] && data=$S/$E.jsonl
+    test -f $R/eval_${E}_smollm2_s$SEED.json || { echo "[shipped] eval-rm seed $SEED on $E ($(date -u +%T))";
+      $C eval-rm --rm $out --data $data --output $R/eval_${E}_smollm2_s$SEED.json \
+        --scores $R/scores_${E}_smollm2_s$SEED.jsonl.gz > $R/eval_${E}_smollm2_s$SEED.log; }
+  done
+}
+evaluate heldout robustness latex_heldout   # the suites the card reports beside round 7
 .venv/bin/python experiments/verifyrm/report_v4.py $R
 [ "${PACKAGE:-1}" = 1 ] && .venv/bin/python experiments/verifyrm/shipped/package.py --rm $out --results $R
+evaluate prefix_probe svamp_cots long_check
 exit 0
