@@ -1,4 +1,4 @@
-"""docs/VERIFYRM.md's per-category table of the LaTeX suite against the committed evaluations it cites: a doc that
+"""experiments/verifyrm/rounds_3_and_7.md's per-category table of the LaTeX suite against the committed evaluations it cites: a doc that
 drifts from its numbers fails here."""
 
 import json
@@ -25,9 +25,11 @@ def v7_summary() -> dict:
 
 
 def doc_table(starts: str) -> list[list[str]]:
-    """The header and rows of docs/VERIFYRM.md's one table whose header line starts so, as cells (names' markup
+    """The header and rows of experiments/verifyrm/rounds_3_and_7.md's one table whose header line starts so, as cells (names' markup
     stripped)."""
-    (table,) = [t for t in md_tables((ROOT / "docs/VERIFYRM.md").read_text()) if t[0].startswith(starts)]
+    (table,) = [
+        t for t in md_tables((ROOT / "experiments/verifyrm/rounds_3_and_7.md").read_text()) if t[0].startswith(starts)
+    ]
     return [[c.strip("*`") for c in md_cells(line)] for line in [table[0], *table[2:]]]
 
 
