@@ -186,13 +186,9 @@ def file_sha256(path: str | os.PathLike) -> str:
 
 def weights_sha256(model_dir: str | os.PathLike | None) -> str | None:
     """sha256 of a model directory's model.safetensors, or of adapter_model.safetensors for a LoRA adapter (a
-    model's identity); None for a hub id or a directory without either file. A registry name is resolved."""
+    model's identity); None for a registry name, a hub id or a directory without either file."""
     if not model_dir:
         return None
-    from cooper_rl.models import VERIFYRM, resolve_model
-
-    if str(model_dir) == VERIFYRM and not Path(model_dir).exists():  # the shipped RM
-        model_dir = resolve_model(VERIFYRM)
     for name in ("model.safetensors", "adapter_model.safetensors"):
         f = Path(model_dir) / name
         if f.is_file():

@@ -8,6 +8,7 @@ import torch
 
 from cooper_rl.cooper.rehearsal import Rehearsal
 from cooper_rl.cooper.step import cooper_step
+from cooper_rl.rm.data import load_rm_rows
 from tiny import tiny_rm
 
 Q, R = "What is 3 + 4?", "7"
@@ -37,22 +38,22 @@ class FixedNegatives:
 
 def test_the_draw_is_seeded_sized_and_resumable(tmp_path):
     data = _rows(tmp_path / "offline.jsonl")
-    a, b = Rehearsal(str(data), rows=5, seed=3), Rehearsal(str(data), rows=5, seed=3)
+    a, b = Rehearsal(load_rm_rows(str(data)), rows=5, seed=3), Rehearsal(load_rm_rows(str(data)), rows=5, seed=3)
     first = a.sample()
     assert first == b.sample() and len(first["questions"]) == 5 and set(first["labels"]) <= {0.0, 1.0}
     state = a.state_dict()
     nxt = a.sample()
     b.load_state_dict(state)
     assert b.sample() == nxt  # a resumed run draws what an uninterrupted one would
-    assert len(Rehearsal(str(data), rows=100).sample()["questions"]) == 24  # at most the whole file
+    assert len(Rehearsal(load_rm_rows(str(data)), rows=100).sample()["questions"]) == 24  # at most the whole file
     with pytest.raises(ValueError, match="rows >= 1"):
-        Rehearsal(str(data), rows=0)
+        Rehearsal(load_rm_rows(str(data)), rows=0)
 
 
 def test_one_update_forwards_the_pairs_and_the_drawn_rows_together(tmp_path, monkeypatch):
     rm = tiny_rm(tmp_path / "rm")
-    rehearsal = Rehearsal(str(_rows(tmp_path / "offline.jsonl")), rows=4, weight=0.5, seed=0)
-    expected = Rehearsal(str(_rows(tmp_path / "offline.jsonl")), rows=4, seed=0).sample()
+    rehearsal = Rehearsal(load_rm_rows(str(_rows(tmp_path / "offline.jsonl"))), rows=4, weight=0.5, seed=0)
+    expected = Rehearsal(load_rm_rows(str(_rows(tmp_path / "offline.jsonl"))), rows=4, seed=0).sample()
     seen = []
     logits = rm.logits
     monkeypatch.setattr(rm, "logits", lambda q, r, c: seen.append((list(q), list(r), list(c))) or logits(q, r, c))
@@ -79,7 +80,7 @@ def test_rehearsed_rows_pull_the_rm_toward_their_labels(tmp_path):
         torch.manual_seed(0)
         rm = tiny_rm(tmp_path / f"rm{weight}")
         rm.configure_optimizer(lr=3e-3)
-        rehearsal = Rehearsal(str(data), rows=8, weight=weight, seed=0) if weight is not None else None
+        rehearsal = Rehearsal(load_rm_rows(str(data)), rows=8, weight=weight, seed=0) if weight is not None else None
         for _ in range(15):
             cooper_step(rm, FixedNegatives(), [Q], [R], ["\\boxed{7}"], [True], rehearsal=rehearsal)
         p = torch.tensor(rm.score([r["question"] for r in rows], [r["reference"] for r in rows],

@@ -16,20 +16,17 @@ from __future__ import annotations
 
 import random
 
-from cooper_rl.rm.data import load_rm_rows
-
 
 class Rehearsal:
-    """Labelled rows drawn ``rows`` at a time from ``path`` (a file load_rm_rows reads), weighted ``weight`` in the
-    RM update's loss."""
+    """Labelled rows ({question, reference, completion, label}; rm.data.load_rm_rows reads them from a file) drawn
+    ``rows`` at a time, weighted ``weight`` in the RM update's loss."""
 
-    def __init__(self, path: str, rows: int = 16, weight: float = 1.0, seed: int = 0):
+    def __init__(self, data: list[dict], rows: int = 16, weight: float = 1.0, seed: int = 0, name: str = "rows"):
         if rows < 1 or weight < 0:
             raise ValueError(f"rehearsal needs rows >= 1 and weight >= 0, got rows={rows}, weight={weight}")
-        self.path, self.rows, self.weight = path, rows, weight
-        self.data = load_rm_rows(path)
-        if not self.data:
-            raise ValueError(f"{path}: no labelled rows to rehearse")
+        if not data:
+            raise ValueError(f"{name}: no labelled rows to rehearse")
+        self.data, self.rows, self.weight = list(data), rows, weight
         self.rng = random.Random(seed)
 
     def sample(self) -> dict:

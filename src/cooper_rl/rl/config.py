@@ -9,7 +9,7 @@ from pathlib import Path
 from cooper_rl import verify
 from cooper_rl.generation import PROMPT_TEMPLATE
 from cooper_rl.io import DataError, weights_sha256
-from cooper_rl.models import bf16_flag
+from cooper_rl.models import VERIFYRM, bf16_flag, resolve_model
 
 BF16_VALUES = " true | false | auto (= true where bf16 matmuls are native: AVX512-BF16/AMX CPUs, bf16 GPUs)."
 
@@ -468,7 +468,10 @@ RUN_IDENTITY = {
 
 def rm_weights_sha256(rm: str | None) -> str | None:
     """sha256 of a VerifyRM's weights file (model.safetensors, or a LoRA RM's adapter_model.safetensors; the
-    static/initial RM's identity); None for a backbone name or a directory without either file."""
+    static/initial RM's identity; the shipped `verifyrm`'s too); None for a backbone name or a directory without
+    either file."""
+    if rm == VERIFYRM and not Path(rm).exists():
+        rm = resolve_model(VERIFYRM)
     return weights_sha256(rm)
 
 

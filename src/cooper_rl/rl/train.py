@@ -64,6 +64,7 @@ from cooper_rl.rl.shared_prefix import (
     install_shared_prefix,
 )
 from cooper_rl.rl.trl_internals import check_trl, epoch_exact_sampler, score_completions_only
+from cooper_rl.rm.data import load_rm_rows
 from cooper_rl.trainer_hooks import (
     ElapsedTime,
     SaveOnSignal,
@@ -175,7 +176,9 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
         cfg.pairs_per_prompt,
         reference_positives=cfg.reference_positives,
         pairs_path=Path(cfg.output_dir) / "rm_pairs.jsonl" if cfg.log_rollouts else None,
-        rehearsal=Rehearsal(cfg.rm_rehearsal, cfg.rm_rehearsal_rows, cfg.rm_rehearsal_weight, seed=cfg.seed)
+        rehearsal=Rehearsal(
+            load_rm_rows(cfg.rm_rehearsal), cfg.rm_rehearsal_rows, cfg.rm_rehearsal_weight, cfg.seed, cfg.rm_rehearsal
+        )
         if cfg.rm_rehearsal
         else None,
         monitor=monitor,
