@@ -7,11 +7,12 @@
 source "$(dirname "$0")/../../common.sh"
 [ -n "${PINNED:-}" ] || unset ATEN_CPU_CAPABILITY LD_PRELOAD   # native kernels, as round 7 (run_v4.sh)
 SEED=${SEED:-0} RANK=${RANK:-16} LR=${LR:-2e-4} HEAD_MULT=${HEAD_MULT:-3}
-# validation (1,761 rows, ~5 min on 2 cores) and checkpoint every EVAL_STEPS; the best validation is kept. The shipped
-# seed-0 run validated at steps 100, 200 and 1,000 (and its last step): resumed at its step-100 checkpoint with
-# EVAL_STEPS=200, then at step 258 with EVAL_STEPS=1000, to keep four validations of ~5 min each out of a 2-core
-# session
-EVAL_STEPS=${EVAL_STEPS:-1000}
+# validation (1,761 rows, ~5 min on 2 cores) and a checkpoint every EVAL_STEPS (100, as round 7); the best validation
+# is kept. A resumed run keeps its checkpoint's schedule (transformers restores eval/save/logging steps from
+# trainer_state.json). The shipped seed-0 run validated at steps 100-400 and then 500 and 1,000: stopped at step 401,
+# its checkpoint's schedule set to 500 there, to keep six validations of ~5 min out of one session (the trained
+# weights do not depend on it; only which validated checkpoint is kept could)
+EVAL_STEPS=${EVAL_STEPS:-100}
 RUNS=${RUNS:-runs/verifyrm-lora}
 DATA=${DATA:-runs/verifyrm-v7/train.jsonl}
 test -f $DATA || ROUND=7 DATA_ONLY=1 RUNS=$(dirname $DATA) bash experiments/verifyrm/run_v4.sh
