@@ -50,6 +50,16 @@ def licences(train_file: Path, problems: Path) -> dict:
     return dict(Counter(short_licence(r["license"]) for r in rows if r["question"] in questions).most_common())
 
 
+def set_table(ours: dict, theirs: dict) -> list[str]:
+    """The markdown table of the three suites (and the LaTeX suite's AUROC): the shipped RM beside round 7's mean ±
+    sd (the card's, and docs/VERIFYRM.md's)."""
+    lines = ["| set | verifyrm | round 7 |", "|---|---|---|"]
+    for s, name in SETS.items():
+        lines.append(f"| {name} | {pct(ours[s]['accuracy']['mean'])} | {pct_sd(theirs[s]['accuracy'])} |")
+    a, b = ours["latex_heldout"]["auroc"], theirs["latex_heldout"]["auroc"]
+    return lines + [f"| LaTeX suite AUROC | {a['mean']:.3f} | {b['mean']:.3f} ± {b['sd']:.3f} |"]
+
+
 def card(meta: dict, ours: dict, theirs: dict, sums: dict, lic: dict, train: dict) -> str:
     """The model card: what it is, how well (beside round 7), where it fails, how to use and rebuild it."""
     a = meta["adapter"]
@@ -73,15 +83,8 @@ def card(meta: dict, ours: dict, theirs: dict, sums: dict, lic: dict, train: dic
         "",
         "**How well** (% right at reward 0.5; round 7: the same recipe as a full fine-tune, mean ± sd of 3 seeds):",
         "",
-        "| set | verifyrm | round 7 |",
-        "|---|---|---|",
+        *set_table(ours, theirs),
     ]
-    for s, name in SETS.items():
-        lines.append(f"| {name} | {pct(ours[s]['accuracy']['mean'])} | {pct_sd(theirs[s]['accuracy'])} |")
-    lines.append(
-        f"| LaTeX suite AUROC | {ours['latex_heldout']['auroc']['mean']:.3f} | "
-        f"{theirs['latex_heldout']['auroc']['mean']:.3f} ± {theirs['latex_heldout']['auroc']['sd']:.3f} |"
-    )
     cats = ours["latex_heldout"]["per_category"]
     weak = [c for c, v in sorted(cats.items(), key=lambda kv: kv[1]["mean"]) if v["mean"] < 0.9]
     theirs_cats = theirs["latex_heldout"]["per_category"]
