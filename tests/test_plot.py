@@ -112,3 +112,13 @@ def test_a_short_run_is_drawn_as_measured_and_empty_panels_say_so(tmp_path, monk
     texts = [t.get_text() for ax in axes.flat for t in ax.texts]
     assert texts.count("not logged by these runs") == 1  # no evaluations: the held-out panel says so
     assert FEW_POINTS >= 8  # a demo's reward calls
+
+
+def test_the_demo_figure_has_both_panels_on_fixed_axes(tmp_path):
+    from cooper_rl.plot import plot_demo
+
+    hacks = [{"reward": 0.5 + i / 40, "verifyrm": i / 20} for i in range(10)]
+    path = plot_demo(tmp_path / "demo.png", hacks, {"a": (0.2, 0.3), "b": (0.95, 0.96)}, title="t")
+    assert path.stat().st_size > 10_000
+    empty = plot_demo(tmp_path / "none.png", [], {"a": (None, 0.5)}, title="t")  # outside a clone: one panel says so
+    assert empty.stat().st_size > 5_000

@@ -202,3 +202,59 @@ def run_plot(cfg: PlotConfig) -> Path:
     out = plot_runs(cfg)
     print(f"[plot] wrote {out}")
     return out
+
+
+def plot_demo(path, hacks: list[dict], before_after: dict, title: str) -> Path:
+    """`cooper demo`'s figure: left, the rollouts that fooled the weaker RM (its recorded score beside the shipped RM's,
+    each rollout a line, the 0.5 threshold marked); right, the run's measurements before and after as bars on a fixed
+    0-100 % axis. Written as PNG; returns the path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax_h, ax_b) = plt.subplots(1, 2, figsize=(13, 5.2), gridspec_kw={"width_ratios": [1, 1.3]})
+    if hacks:
+        weak = [h["reward"] for h in hacks]
+        ours = [h["verifyrm"] for h in hacks]
+        for w, o in zip(weak, ours):
+            ax_h.plot([0, 1], [w, o], color="0.75", lw=0.8, zorder=1)
+        ax_h.scatter([0] * len(weak), weak, color="tab:red", s=28, zorder=2)
+        ax_h.scatter([1] * len(ours), ours, color="tab:green", s=28, zorder=2)
+        acc_w = sum(w >= 0.5 for w in weak) / len(weak)
+        acc_o = sum(o >= 0.5 for o in ours) / len(ours)
+        ax_h.set_xticks(
+            [0, 1],
+            [f"weaker RM\n(recorded)\naccepts {100 * acc_w:.0f} %", f"shipped verifyrm\naccepts {100 * acc_o:.0f} %"],
+        )
+        ax_h.set_title(
+            f"{len(hacks)} rollouts that fooled a weaker RM\n(issue 67's static-RM runs; all wrong by the rule)"
+        )
+    else:
+        ax_h.text(0.5, 0.5, "committed issue-67 rollouts\nnot found (outside a clone)", ha="center", va="center")
+        ax_h.set_xticks([])
+    ax_h.axhline(0.5, color="k", ls="--", lw=1)
+    ax_h.text(1.58, 0.51, "accepted: ≥ 0.5", ha="right", va="bottom", fontsize=9)
+    ax_h.set_xlim(-0.4, 1.6)
+    ax_h.set_ylim(0, 1)
+    ax_h.set_ylabel("reward (RM score)")
+    names = list(before_after)
+    xs = range(len(names))
+    b = [100 * (before_after[n][0] or 0) for n in names]
+    a = [100 * (before_after[n][1] or 0) for n in names]
+    bars_b = ax_b.bar([x - 0.2 for x in xs], b, 0.4, color="tab:blue", alpha=0.55, label="before")
+    bars_a = ax_b.bar([x + 0.2 for x in xs], a, 0.4, color="tab:blue", label="after")
+    for bars in (bars_b, bars_a):
+        ax_b.bar_label(bars, fmt="%.1f", fontsize=9, padding=2)
+    ax_b.set_xticks(list(xs), names)
+    ax_b.set_ylim(0, 110)
+    ax_b.set_ylabel("%")
+    ax_b.set_title("this run: before and after the Cooper steps")
+    ax_b.legend(loc="upper left", frameon=False)
+    fig.suptitle(title, fontsize=12)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
