@@ -4,7 +4,7 @@
 # prefix probe and the two outside checks (outside_checks.py; results/shipped), and the package files with their
 # model card (package.py ->
 # src/cooper_rl/assets/verifyrm). Resumable: each step skips what it finished; training continues from its checkpoint.
-#   [SEED=0] [RANK=16] [PACKAGE=1] bash experiments/verifyrm/shipped/build.sh
+#   [SEED=0] [RANK=16] [PACKAGE=1] [EXTRA=1] bash experiments/verifyrm/shipped/build.sh
 source "$(dirname "$0")/../../common.sh"
 [ -n "${PINNED:-}" ] || unset ATEN_CPU_CAPABILITY LD_PRELOAD   # native kernels, as round 7 (run_v4.sh)
 SEED=${SEED:-0} RANK=${RANK:-16}
@@ -28,5 +28,5 @@ evaluate() {  # eval-rm of the trained RM on each set named, skipping the ones e
 evaluate heldout robustness latex_heldout   # the suites the card reports beside round 7
 .venv/bin/python experiments/verifyrm/report_v4.py $R
 [ "${PACKAGE:-1}" = 1 ] && .venv/bin/python experiments/verifyrm/shipped/package.py --rm $out --results $R
-evaluate prefix_probe svamp_cots long_check
+[ "${EXTRA:-1}" = 1 ] && evaluate prefix_probe svamp_cots long_check   # EXTRA=0: the card's suites only
 exit 0
