@@ -4,7 +4,7 @@
 # prefix probe and the two outside checks (outside_checks.py; results/shipped), and the package files with their
 # model card (package.py ->
 # src/cooper_rl/assets/verifyrm). Resumable: each step skips what it finished; training continues from its checkpoint.
-#   [SEED=0] [RANK=16] [PACKAGE=1] [EXTRA=1] bash experiments/verifyrm/shipped/build.sh
+#   [SEED=0] [RANK=16] [PACKAGE=1] [EXTRA=1] [REBUILD=1] bash experiments/verifyrm/shipped/build.sh
 source "$(dirname "$0")/../../common.sh"
 [ -n "${PINNED:-}" ] || unset ATEN_CPU_CAPABILITY LD_PRELOAD   # native kernels, as round 7 (run_v4.sh)
 SEED=${SEED:-0} RANK=${RANK:-16}
@@ -13,6 +13,11 @@ R=${RESULTS:-experiments/verifyrm/results/shipped}
 V3=experiments/verifyrm/v3 V4=experiments/verifyrm/v4
 out=$RUNS/r$RANK-s$SEED
 mkdir -p $R
+# the trained RM of the shipped run is committed (results/shipped/rm): a fresh clone evaluates and packages it
+# without retraining (REBUILD=1 trains it again)
+if [ -z "${REBUILD:-}" ] && [ ! -f $out/train_metrics.json ] && [ "$SEED/$RANK" = 0/16 ] && [ -f $R/rm/SHA256SUMS ]; then
+  (cd $R/rm && sha256sum -c --quiet SHA256SUMS) && mkdir -p $out && cp $R/rm/* $out/
+fi
 SEED=$SEED RANK=$RANK RUNS=$RUNS bash experiments/verifyrm/shipped/train.sh
 test -f $out/train_metrics.json || { echo "training did not finish: $out.log" >&2; exit 1; }
 cp $out/train_metrics.json $R/train_smollm2_s$SEED.json
