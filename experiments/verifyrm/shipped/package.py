@@ -102,7 +102,7 @@ def card(meta: dict, ours: dict, theirs: dict, sums: dict, lic: dict, train: dic
             else "no LaTeX form below 90 %"
         )
         + "; it was trained on short templated completions and GSM8K-style solutions: long chain-of-thought text is"
-        " outside what the suites measure (docs/VERIFYRM.md, Known limits).",
+        " outside what the suites measure (docs/VERIFYRM.md, Where it fails).",
         "",
         f"**Training data**: round 7's rows ({train['data_rows']:,}, sha256 `{train['data_sha256']}`), one epoch, "
         f"{train['global_step']} steps of 16 rows, lr {train['config']['learning_rate']:g} (head ×"
