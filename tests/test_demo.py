@@ -3,23 +3,7 @@
 import json
 from pathlib import Path
 
-from cooper_rl.demo import DemoConfig, build_demo_policy, build_demo_rm, cooper_activity, run_demo
-from tiny import tiny_rm
-
-
-def test_build_demo_rm_trains_once_then_reuses_the_cache(tmp_path, monkeypatch, one_thread):
-    monkeypatch.setenv("COOPER_CACHE", str(tmp_path / "cache"))
-    tiny_rm(tmp_path / "backbone")
-    cfg = DemoConfig(rm_backbone=str(tmp_path / "backbone"), rm_problems=20, rm_steps=2)
-    path, info = build_demo_rm(cfg, tmp_path / "work")
-    assert not info["cached"] and info["global_step"] == 2 and str(tmp_path / "cache") in path
-    rows = [json.loads(x) for x in (tmp_path / "work" / "rm_train.jsonl").read_text().splitlines()]
-    assert {r["label"] for r in rows} == {0, 1} and len(rows) >= 40  # rm-data rows: formats and traps
-    assert {r["answer_type"].split(":")[0] for r in rows} == {"fmt", "trap"}
-    path2, info2 = build_demo_rm(cfg, tmp_path / "work2")
-    assert path2 == path and info2["cached"] and not (tmp_path / "work2").exists()
-    path3, _ = build_demo_rm(DemoConfig(rm_backbone=cfg.rm_backbone, rm_problems=20, rm_steps=3), tmp_path / "work3")
-    assert path3 != path  # other settings, other cache entry
+from cooper_rl.demo import DemoConfig, build_demo_policy, cooper_activity, hacked_rollouts, run_demo
 
 
 def test_warm_up_is_cached_by_its_settings(assets, tmp_path, monkeypatch, one_thread):
@@ -59,6 +43,7 @@ def test_demo_runs_the_whole_pipeline(assets, tmp_path, monkeypatch, one_thread,
             n_problems=2,
             k=2,
             rm_eval_problems=2,
+            hacked_rollouts=4,
             max_new_tokens=8,
             rl_steps=2,
             num_generations=2,
@@ -69,23 +54,37 @@ def test_demo_runs_the_whole_pipeline(assets, tmp_path, monkeypatch, one_thread,
     )
     printed = capsys.readouterr().out
     assert "policy avg@k (strict rule)" in printed and "valid pairs" in printed and "RM accuracy" in printed
-    assert "plugs in with --rm" not in printed  # the note on the demo's own MiniLM RM: not when an RM is given
+    assert "The hack:" in printed and "weaker RM" in printed  # the committed issue-67 rollouts, rescored
     assert 0 <= summary["before"]["avg@k_strict"] <= 1 and 0 <= summary["after"]["avg@k_strict"] <= 1
     assert 0 <= summary["rm_heldout_before"]["accuracy"] <= 1 and 0 <= summary["rm_heldout_after"]["accuracy"] <= 1
+    assert summary["hacked_rollouts"]["n"] == 4 and 0 <= summary["hacked_rollouts"]["verifyrm_accepts"] <= 1
     assert summary["cooper"]["rule_accuracy_first"] is not None
-    assert (out / "dynamics.png").stat().st_size > 10_000 and (out / "demo_summary.json").is_file()
+    assert (out / "demo.png").stat().st_size > 10_000 and (out / "demo_summary.json").is_file()
     assert (out / "rl" / "policy" / "model.safetensors").is_file() and (out / "rl" / "rm" / "cooper_rm.json").is_file()
 
 
+def test_the_hacked_rollouts_are_the_weaker_rms_recorded_mistakes():
+    from pathlib import Path
+
+    from cooper_rl.demo import COMMITTED
+
+    root = Path(__file__).parents[1] / COMMITTED
+    hacks = hacked_rollouts(root, n=30, seed=1)
+    assert len(hacks) == 30 and len({(h["run"], h["step"], h["completion"]) for h in hacks}) > 20
+    assert all(h["verdict"] is False and h["reward"] >= 0.5 and h["run"].startswith("model-s") for h in hacks)
+    assert hacks == hacked_rollouts(root, n=30, seed=1)  # seeded
+    assert hacked_rollouts(Path("/nonexistent"), n=5) == []  # outside a clone
+
+
 def test_the_demo_points_to_the_committed_experiment_with_its_own_numbers(tmp_path):
-    import json
     from pathlib import Path
 
     from cooper_rl.demo import COMMITTED, committed_experiment
 
     root = Path(__file__).parents[1] / COMMITTED
     text = committed_experiment(root)
-    conds = json.loads((root / "summary.json").read_text())["every_seed_by_step"]["300"]["conditions"]
-    assert "not this run" in text and str(root / "dynamics.png") in text
-    assert f"rule {100 * conds['rule']['heldout_final_mean']:.1f} %" in text
+    conds = json.loads((root / "summary.json").read_text())["comparison"]["conditions"]
+    assert "not this run" in text and str(root / "comparison.png") in text
+    assert f"rule {conds['rule']['end']['built-in test']['mean']:.1f} %" in text
+    assert f"collapsed in {len(conds['model']['collapsed'])} of 3 seeds" in text
     assert committed_experiment(tmp_path) == ""  # outside a clone: nothing to point to

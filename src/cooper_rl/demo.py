@@ -1,16 +1,17 @@
 """``cooper demo``: Cooper co-optimizing a policy and its reward model, on the embedded defaults, offline, on a CPU.
 
-  1. VerifyRM: `cooper rm-data` rows from built-in worked solutions (correct answers in many formats, traps) ->
-     BCE training of a MiniLM-L6 classifier (`cooper train-rm`). Cached in $COOPER_CACHE by its settings.
-  2. Warm-up: a short `cooper sft` of the embedded SmolLM2 on built-in worked solutions, so the policy gets some
+  1. The shipped VerifyRM (`verifyrm`): its accuracy on held-out labelled rows (every `cooper rm-data` category,
+     formats and traps, on built-in test problems).
+  2. What it is for: rollouts with which a policy learned to fool a weaker RM in the committed issue-67 experiment
+     (experiments/rl_learns, the static-RM runs' last quarter: the weaker RM's reward >= 0.5, the rule says wrong),
+     with the score that weaker RM gave them (recorded), the shipped RM's score and the rule's verdict (in a clone).
+  3. Warm-up: a short `cooper sft` of the embedded SmolLM2 on built-in worked solutions, so the policy gets some
      answers right and the Cooper step has positives to build pairs from (the cold policy gets ~0 % right).
-     Cached the same way.
-  3. The starting point: policy avg@k on built-in test problems; RM accuracy on held-out labelled rows (every
-     rm-data category on built-in test problems).
-  4. Cooper RL (`cooper rl --reward cooper`, negatives corrupt + mined + truncate): one console line per step;
-     the RM is updated on (verified rollout, negative) pairs.
-  5. The same measurements after; a summary of the co-optimization (pairs made, invalid negatives by reason, rule
-     accuracy of the rollouts, RM-fooled rate, RM accuracy before -> after) and the dynamics figure.
+     Cached in $COOPER_CACHE by its settings.
+  4. Cooper RL (`cooper rl --reward cooper`, negatives corrupt + mined + truncate) from the shipped RM, its LoRA
+     adapter and score head updated on (verified rollout, negative) pairs; one console line per step.
+  5. Policy avg@k and RM accuracy before and after; a summary of the co-optimization (pairs made, invalid
+     negatives by reason, rule accuracy of the rollouts, RM-fooled rate) and the figure (demo.png).
 
 Logs and trackers: output_dir/rl/metrics.jsonl, and TensorBoard event files in output_dir/rl/runs when
 --report_to tensorboard (default): `tensorboard --logdir results/demo/rl` shows the cooper/* curves live.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import shutil
 import time
 from collections import Counter
@@ -27,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from cooper_rl.io import atomic_write_json, read_jsonl, write_jsonl
-from cooper_rl.models import MINILM, SMOLLM2, cache_dir
+from cooper_rl.models import SMOLLM2, VERIFYRM, cache_dir
 
 
 @dataclass
@@ -35,21 +37,13 @@ class DemoConfig:
     """Options of ``cooper demo``."""
 
     model: str = field(default=SMOLLM2, metadata={"help": "Policy: registry name, local path or hub id."})
-    rm_backbone: str = field(
-        default=MINILM, metadata={"help": "Backbone of the demo's VerifyRM (registry name, local path or hub id)."}
+    rm: str = field(
+        default=VERIFYRM, metadata={"help": "The VerifyRM: verifyrm (the shipped one) or a trained VerifyRM dir."}
     )
-    rm_problems: int = field(
-        default=600, metadata={"help": "Built-in train problems whose solutions make the RM data (rm-data rows)."}
+    hacked_rollouts: int = field(
+        default=48,
+        metadata={"help": "Rollouts that fooled the weaker RM in the committed issue-67 runs, drawn to be rescored."},
     )
-    rm_steps: int = field(
-        default=40,
-        metadata={
-            "help": "Optimizer steps of the demo RM's training (MiniLM stays near the class prior on these rows in "
-            "100 steps too: docs/VERIFYRM.md)."
-        },
-    )
-    rm_batch_size: int = field(default=16, metadata={"help": "Rows per RM training step."})
-    rm: str | None = field(default=None, metadata={"help": "Use this trained VerifyRM dir instead of building one."})
     sft_steps: int = field(
         default=24, metadata={"help": "Warm-up steps of the policy on worked solutions (0: start from the model)."}
     )
@@ -112,37 +106,6 @@ def _quiet_rm_data(rm_data_cfg) -> dict:
     return stats
 
 
-def build_demo_rm(cfg: DemoConfig, work: Path) -> tuple[str, dict]:
-    """(path of a VerifyRM trained on rm-data rows of built-in problems, info); reused from the cache when present."""
-    from cooper_rl.rm.build import RMDataConfig
-    from cooper_rl.rm.train import TrainRMConfig, run_train_rm
-
-    key = _key(v=3, backbone=cfg.rm_backbone, n=cfg.rm_problems, steps=cfg.rm_steps, b=cfg.rm_batch_size, s=cfg.seed)
-    out = cache_dir() / "demo-rm" / key
-    if (out / "train_metrics.json").is_file():  # written last: a killed training leaves no usable entry
-        return str(out), {"cached": True, **json.loads((out / "train_metrics.json").read_text())}
-    data = work / "rm_train.jsonl"
-    _quiet_rm_data(
-        RMDataConfig(solutions=[f"builtin:train:{cfg.rm_problems}"], output=str(data), seed=cfg.seed, quiet=True)
-    )
-    report = run_train_rm(
-        TrainRMConfig(
-            data=str(data),
-            backbone=cfg.rm_backbone,
-            output_dir=str(out),
-            max_length=256,
-            max_steps=cfg.rm_steps,
-            learning_rate=5e-5,
-            warmup_ratio=0.05,
-            batch_size=cfg.rm_batch_size,
-            eval_steps=max(1, cfg.rm_steps // 3),
-            bf16_autocast="auto",
-            seed=cfg.seed,
-        )
-    )
-    return str(out), {"cached": False, **report}
-
-
 def build_demo_policy(cfg: DemoConfig) -> tuple[str, dict]:
     """(path of the warm-started policy, info): cooper sft on built-in worked solutions, cached by its settings."""
     from cooper_rl.rl.sft import SFTRunConfig, run_sft
@@ -166,19 +129,6 @@ def build_demo_policy(cfg: DemoConfig) -> tuple[str, dict]:
         )
     )
     return str(out / "policy"), {"cached": False, **summary}
-
-
-def rm_accuracy(rm_path: str, rows_path: Path) -> dict:
-    """Accuracy, AUROC and fooled rate (wrong rows scored >= 0.5) of a VerifyRM on labelled rows."""
-    from cooper_rl.cooper.reward_model import VerifyRM
-    from cooper_rl.rm.evaluate import binary_metrics
-
-    rows = read_jsonl(rows_path)
-    rm = VerifyRM.from_pretrained(rm_path, device="cpu")
-    probs = rm.score([r["question"] for r in rows], [r["reference"] for r in rows], [r["completion"] for r in rows])
-    m = binary_metrics([r["label"] for r in rows], probs)
-    wrong = [p for p, r in zip(probs, rows) if not r["label"]]
-    return {"accuracy": m["accuracy"], "auroc": m["auroc"], "fooled_rate": sum(p >= 0.5 for p in wrong) / len(wrong)}
 
 
 def cooper_activity(metrics: list[dict]) -> dict:
@@ -205,31 +155,71 @@ def _pct(x) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
 
-COMMITTED = Path("experiments/reward_hacking/results")  # issue 15's experiment, in a clone of the repository
+COMMITTED = Path("experiments/rl_learns/results")  # issue 67's experiment, in a clone of the repository
+NAMES = {
+    "rule": "rule",
+    "model": "static weaker RM",
+    "model_strong": "static strong RM",
+    "cooper_paper": "Cooper (paper)",
+}
 
 
-def committed_experiment(root: Path = COMMITTED, step: str = "300") -> str:
-    """Lines on the committed reward-hacking experiment (its summary.json, not this run), '' outside a clone."""
+def hacked_rollouts(root: Path = COMMITTED, n: int = 48, seed: int = 0) -> list[dict]:
+    """Rollouts with which the policy fooled the static weaker RM in the committed issue-67 runs (runs/model-s*, the
+    last quarter of their steps: the weaker RM's recorded reward >= 0.5, the rule verifier's verdict wrong), ``n``
+    of them drawn with ``seed``; [] outside a clone of the repository."""
+    rows = []
+    for run in sorted((root / "runs").glob("model-s*")):
+        rollouts = read_jsonl(run / "rollouts.jsonl.gz", missing_ok=True)
+        if rollouts:
+            last = max(r["step"] for r in rollouts)
+            rows += [
+                {**r, "run": run.name}
+                for r in rollouts
+                if r["step"] > 0.75 * last and r["verdict"] is False and r["reward"] >= 0.5
+            ]
+    return random.Random(seed).sample(rows, min(n, len(rows)))
+
+
+def committed_experiment(root: Path = COMMITTED) -> str:
+    """Lines on the committed issue-67 comparison (its summary.json, not this run), '' outside a clone."""
     try:
-        conds = json.loads((root / "summary.json").read_text())["every_seed_by_step"][step]["conditions"]
-        conds = {c: v for c, v in conds.items() if v.get("heldout_final_ci95")}  # a condition without a CI: left out
-    except (OSError, KeyError, ValueError, TypeError, AttributeError):
+        conds = json.loads((root / "summary.json").read_text())["comparison"]["conditions"]
+    except (OSError, KeyError, ValueError, TypeError):
         return ""
-    if not conds:
-        return ""
-    names = {"rule": "rule", "model": "static RM", "cooper": "Cooper (paper)", "cooper_ref_bin": "Cooper ref+0/1"}
     cells = []
-    for c, label in names.items():
+    for c, label in NAMES.items():
         if c in conds:
-            lo, hi = conds[c]["heldout_final_ci95"]
-            cells.append(f"{label} {100 * conds[c]['heldout_final_mean']:.1f} % ({100 * lo:.1f}-{100 * hi:.1f})")
-    seeds = len(next(iter(conds.values()))["seeds"])
+            end = conds[c]["end"]["built-in test"]
+            collapsed = len(conds[c].get("collapsed") or [])
+            cells.append(
+                f"{label} {end['mean']:.1f} % ({end['ci95'][0]:.1f}-{end['ci95'][1]:.1f}), collapsed in {collapsed} "
+                f"of {len(conds[c]['seeds'])} seeds"
+            )
+    if not cells:
+        return ""
     return (
-        "\n\nThe numbers above are live, from this run. The committed experiment (not this run: "
-        f"{seeds} seeds per condition, held-out avg@4 at step {step}, 95 % CI): "
+        "\n\nThe numbers above are live, from this run. The committed experiment (issue 67, not this run: 50 steps "
+        "of 64 rollouts where GRPO learns, built-in held-out accuracy at the end, 95 % CI over seeds): "
         + "; ".join(cells)
-        + f". Figure: {root / 'dynamics.png'}; report: docs/RESULTS.md"
+        + f". Figure: {root / 'comparison.png'}; report: docs/RESULTS.md"
     )
+
+
+def rm_metrics(rm, rows: list[dict]) -> dict:
+    """Accuracy, AUROC and fooled rate (wrong rows scored >= 0.5) of a VerifyRM on labelled rows."""
+    from cooper_rl.rm.evaluate import binary_metrics
+
+    probs = rm.score([r["question"] for r in rows], [r["reference"] for r in rows], [r["completion"] for r in rows])
+    m = binary_metrics([r["label"] for r in rows], probs)
+    wrong = [p for p, r in zip(probs, rows) if not r["label"]]
+    return {"accuracy": m["accuracy"], "auroc": m["auroc"], "fooled_rate": sum(p >= 0.5 for p in wrong) / len(wrong)}
+
+
+def _tail(text: str, n: int = 90) -> str:
+    """The last n characters of a completion on one line (where its final answer, or the lack of one, is)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= n else "..." + flat[-n:]
 
 
 def run_demo(cfg: DemoConfig) -> dict:
@@ -237,8 +227,9 @@ def run_demo(cfg: DemoConfig) -> dict:
     import datasets
     from transformers.utils import logging as hf_logging
 
+    from cooper_rl.cooper.reward_model import VerifyRM
     from cooper_rl.evaluate import EvalConfig, evaluate
-    from cooper_rl.plot import PlotConfig, plot_runs
+    from cooper_rl.plot import plot_demo
     from cooper_rl.rl.config import RLConfig
     from cooper_rl.rl.train import run_rl
     from cooper_rl.rm.build import RMDataConfig
@@ -251,47 +242,46 @@ def run_demo(cfg: DemoConfig) -> dict:
     times = {}
     levels = ",".join(x.strip() for x in cfg.levels.split(","))
 
-    print("[demo] 1/5 VerifyRM (MiniLM-L6 classifier on rm-data rows of built-in problems)", flush=True)
-    t = time.time()
-    rm_path, rm_info = (cfg.rm, {"cached": True, "given": True}) if cfg.rm else build_demo_rm(cfg, out / "rm_data")
-    times["rm_seconds"] = time.time() - t
-
-    print(f"[demo] 2/5 policy warm-up ({cfg.sft_steps} SFT steps on worked solutions)", flush=True)
-    t = time.time()
-    policy, sft_info = build_demo_policy(cfg)
-    times["sft_seconds"] = time.time() - t
-
-    print("[demo] 3/5 starting point: policy avg@k, RM accuracy on held-out rows", flush=True)
+    print(f"[demo] 1/5 the VerifyRM ({cfg.rm}): accuracy on held-out labelled rows", flush=True)
     t = time.time()
     rm_rows = out / "rm_heldout.jsonl"
     _quiet_rm_data(
         RMDataConfig(
-            solutions=[f"builtin:test:{cfg.rm_eval_problems}:{levels}"],
-            mode="suite",
-            output=str(rm_rows),
-            seed=1,
+            solutions=[f"builtin:test:{cfg.rm_eval_problems}:{levels}"], mode="suite", output=str(rm_rows), seed=1,
             quiet=True,
         )
-    )
+    )  # fmt: skip
+    rows = read_jsonl(rm_rows)
+    rm = VerifyRM.from_pretrained(cfg.rm, device="cpu")
+    rm_before = rm_metrics(rm, rows)
+    times["rm_seconds"] = time.time() - t
+
+    print("[demo] 2/5 what it is for: rollouts that fooled a weaker RM in the committed issue-67 runs", flush=True)
+    t = time.time()
+    hacks = hacked_rollouts(n=cfg.hacked_rollouts, seed=cfg.seed)
+    if hacks:
+        scores = rm.score(
+            [h["question"] for h in hacks], [h["reference"] for h in hacks], [h["completion"] for h in hacks]
+        )
+        hacks = [{**h, "verifyrm": p} for h, p in zip(hacks, scores)]
+    del rm
+    times["hacks_seconds"] = time.time() - t
+
+    print(f"[demo] 3/5 policy warm-up ({cfg.sft_steps} SFT steps on worked solutions)", flush=True)
+    t = time.time()
+    policy, sft_info = build_demo_policy(cfg)
+    times["sft_seconds"] = time.time() - t
 
     def policy_eval(model: str, name: str) -> dict:
         ecfg = EvalConfig(
-            model=model,
-            datasets=[f"builtin:test:{cfg.n_problems}:{levels}"],
-            k=cfg.k,
-            max_new_tokens=cfg.max_new_tokens,
-            output_dir=str(out / name),
-            seed=cfg.seed,
-            resume=False,
-        )
+            model=model, datasets=[f"builtin:test:{cfg.n_problems}:{levels}"], k=cfg.k,
+            max_new_tokens=cfg.max_new_tokens, output_dir=str(out / name), seed=cfg.seed, resume=False,
+        )  # fmt: skip
         return evaluate(ecfg)
 
-    before = policy_eval(policy, "eval_before")
-    rm_before = rm_accuracy(rm_path, rm_rows)
-    times["eval_before_seconds"] = time.time() - t
-
-    print(f"[demo] 4/5 Cooper RL, {cfg.rl_steps} steps", flush=True)
+    print(f"[demo] 4/5 policy avg@k, then Cooper RL ({cfg.rl_steps} steps, the RM's adapter updated)", flush=True)
     t = time.time()
+    before = policy_eval(policy, "eval_before")
     rl_dir = out / "rl"
     if rl_dir.exists():  # a demo always starts from the warm-started policy: clear an earlier run
         shutil.rmtree(rl_dir)
@@ -299,7 +289,7 @@ def run_demo(cfg: DemoConfig) -> dict:
         RLConfig(
             reward="cooper",
             policy=policy,
-            rm=rm_path,
+            rm=cfg.rm,
             datasets=[f"builtin:train:256:{levels}"],
             num_generations=cfg.num_generations,
             prompts_per_step=cfg.prompts_per_step,
@@ -325,33 +315,29 @@ def run_demo(cfg: DemoConfig) -> dict:
     print("[demo] 5/5 after: policy avg@k, RM accuracy", flush=True)
     t = time.time()
     after = policy_eval(rl["policy_dir"], "eval_after")
-    rm_after = rm_accuracy(str(rl_dir / "rm"), rm_rows)
+    rm_after = rm_metrics(VerifyRM.from_pretrained(str(rl_dir / "rm"), device="cpu"), rows)
     times["eval_after_seconds"] = time.time() - t
-    # the before/after measurements as the run's evaluations: the figure's held-out and RM panels show them
-    write_jsonl(
-        rl_dir / "evals.jsonl",
-        [
-            {"step": step, "policy": ev["per_dataset"], "rm": rm_m}
-            for step, ev, rm_m in ((0, before, rm_before), (rl["global_step"], after, rm_after))
-        ],
-    )
-    figure = plot_runs(
-        PlotConfig(
-            run_dirs=[str(rl_dir)],
-            output=str(out / "dynamics.png"),
-            smooth=1,
-            title=f"cooper demo: {cfg.rl_steps} Cooper steps from {Path(policy).parent.name or policy}",
-        )
-    )
     activity = cooper_activity(read_jsonl(rl_dir / "metrics.jsonl"))
+    write_jsonl(out / "hacked_rollouts.jsonl", hacks)
+    accepted = sum(h["verifyrm"] >= 0.5 for h in hacks) / len(hacks) if hacks else None
+    figure = plot_demo(
+        out / "demo.png",
+        hacks,
+        {
+            "policy avg@k\n(strict rule)": (before["overall"]["avg@k_strict"], after["overall"]["avg@k_strict"]),
+            "RM accuracy,\nheld-out rows": (rm_before["accuracy"], rm_after["accuracy"]),
+            "RM fooled rate,\nheld-out wrong": (rm_before["fooled_rate"], rm_after["fooled_rate"]),
+        },
+        title=f"cooper demo: the shipped VerifyRM ({cfg.rm}) and {cfg.rl_steps} Cooper steps",
+    )
     summary = {
         "policy_start": policy,
         "before": before["overall"],
         "after": after["overall"],
-        "rm": rm_path,
-        "rm_val_accuracy": rm_info.get("best_val_accuracy"),
+        "rm": cfg.rm,
         "rm_heldout_before": rm_before,
         "rm_heldout_after": rm_after,
+        "hacked_rollouts": {"n": len(hacks), "verifyrm_accepts": accepted, "file": str(out / "hacked_rollouts.jsonl")},
         "cooper": activity,
         "figure": str(figure),
         **times,
@@ -361,6 +347,19 @@ def run_demo(cfg: DemoConfig) -> dict:
     atomic_write_json(out / "demo_summary.json", summary)
     inv = ", ".join(f"{k} {v}" for k, v in sorted(activity["invalid"].items())) or "none"
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(activity["valid_by_kind"].items())) or "none"
+    if hacks:
+        shown = sorted(hacks, key=lambda h: -h["reward"])[:3]
+        hack_lines = (
+            f"\nThe hack: {len(hacks)} rollouts with which a policy fooled the static weaker RM (issue 67's runs, "
+            f"committed; each scored >= 0.5 by that RM, each wrong by the rule). The shipped RM accepts "
+            f"{_pct(accepted)} of them.\n"
+            f"{'weaker RM':>10}{'verifyrm':>10}{'rule':>7}  completion (its end)\n"
+            + "".join(
+                f"{h['reward']:>10.2f}{h['verifyrm']:>10.2f}{'wrong':>7}  {_tail(h['completion'])}\n" for h in shown
+            )
+        )
+    else:
+        hack_lines = "\n(the committed issue-67 rollouts are in a clone of the repository: not found here)\n"
     print(
         f"\n== cooper demo: {cfg.rl_steps} RL steps, {cfg.n_problems} built-in test problems x {cfg.k} samples ==\n"
         f"{'':<34}{'before':>10}{'after':>10}\n"
@@ -372,17 +371,9 @@ def run_demo(cfg: DemoConfig) -> dict:
         f"{activity['rm_updates']} RM updates (valid negatives: {kinds}; invalid: {inv})\n"
         f"rollouts: rule accuracy {_pct(activity['rule_accuracy_mean'])} (first batch "
         f"{_pct(activity['rule_accuracy_first'])}, last {_pct(activity['rule_accuracy_last'])}); "
-        f"RM-fooled rate {_pct(activity['rm_fooled_rate_mean'])}\n"
-        f"VerifyRM {'cached' if rm_info.get('cached') else 'trained now'} (val accuracy "
-        f"{_pct(rm_info.get('best_val_accuracy'))}); warm-up {'cached' if sft_info.get('cached') else 'trained now'}\n"
-        + (
-            ""
-            if cfg.rm
-            else "The demo's RM is MiniLM-L6 because it trains within a first run's budget; it stays near the class "
-            "prior on these rows. The project's VerifyRM (SmolLM2-135M, docs/VERIFYRM.md: ~85 min on 2 cores with "
-            "experiments/verifyrm/run_v3.sh for integer answers, ~2.5 h with run_v4.sh for LaTeX ones too) plugs in "
-            "with --rm DIR.\n"
-        )
+        f"RM-fooled rate {_pct(activity['rm_fooled_rate_mean'])}; warm-up "
+        f"{'cached' if sft_info.get('cached') else 'trained now'}\n"
+        + hack_lines
         + f"figure: {figure}   logs: {rl_dir}/metrics.jsonl"
         + (f"   live curves: tensorboard --logdir {rl_dir}" if cfg.report_to == "tensorboard" else "")
         + f"\ndemo finished in {summary['total_seconds']:.0f} s; results in {out}"

@@ -12,6 +12,7 @@ college-math problems its rows were built from (../shared/data, read at build ti
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import shutil
 import sys
@@ -27,6 +28,11 @@ from stats import pct, pct_sd  # noqa: E402
 
 ASSETS = ROOT / "src" / "cooper_rl" / "assets" / "verifyrm"
 WEIGHTS = ("adapter_config.json", "adapter_model.safetensors", "cooper_rm.json")
+OUTSIDE = {  # outside_checks.py's sets and the prefix probe, scored by build.sh (EXTRA=1)
+    "svamp_cots": "held-out SVAMP worked solutions",
+    "long_check": "long worked solutions (synthetic)",
+    "prefix_probe": "answers cut to a prefix of the reference",
+}
 SETS = {
     "heldout": "round 3's held-out (600 GSM8K-test completions: gold solutions, policy samples)",
     "robustness": "robustness suite (2,148 rows: 12 answer formats, 11 traps, integer answers)",
@@ -60,7 +66,30 @@ def set_table(ours: dict, theirs: dict) -> list[str]:
     return lines + [f"| LaTeX suite AUROC | {a['mean']:.3f} | {b['mean']:.3f} ± {b['sd']:.3f} |"]
 
 
-def card(meta: dict, ours: dict, theirs: dict, sums: dict, lic: dict, train: dict) -> str:
+def outside_checks(results: Path) -> dict:
+    """{check: (rows, correct accepted, wrong rejected)} of the checks outside the suites scored so far."""
+    out = {}
+    for name in OUTSIDE:
+        path = results / f"scores_{name}_smollm2_s0.jsonl.gz"
+        if path.is_file():
+            with gzip.open(path, "rt") as f:
+                scores = [json.loads(line) for line in f]
+            pos = [s["rm"] >= 0.5 for s in scores if s["label"]]
+            neg = [s["rm"] < 0.5 for s in scores if not s["label"]]
+            out[name] = (len(scores), sum(pos) / len(pos), sum(neg) / len(neg))
+    return out
+
+
+def outside_line(outside: dict) -> str:
+    """The card's sentence on the checks outside the suites ('' if none was scored)."""
+    parts = [
+        f"{OUTSIDE[n]}: {pct(a)} % of the correct accepted, {pct(r)} % of the wrong rejected"
+        for n, (_, a, r) in outside.items()
+    ]
+    return (" Outside the suites' templates (seed 0): " + "; ".join(parts) + ".") if parts else ""
+
+
+def card(meta: dict, ours: dict, theirs: dict, sums: dict, lic: dict, train: dict, outside: dict) -> str:
     """The model card: what it is, how well (beside round 7), where it fails, how to use and rebuild it."""
     a = meta["adapter"]
     lines = [
@@ -76,7 +105,8 @@ def card(meta: dict, ours: dict, theirs: dict, sums: dict, lic: dict, train: dic
         "",
         "```python",
         "from cooper_rl import VerifyRM",
-        'rm = VerifyRM.from_pretrained("verifyrm")          # offline; files checked against SHA256SUMS',
+        "",
+        'rm = VerifyRM.from_pretrained("verifyrm")  # offline; files checked against SHA256SUMS',
         'rm.score(["What is 3 + 4?"], ["7"], ["3 + 4 = 7, so the answer is \\\\boxed{7}."])',
         "```",
         "`cooper eval-rm --rm verifyrm --data my.jsonl` (question, reference, completion, label) scores your own rows.",
@@ -101,8 +131,9 @@ def card(meta: dict, ours: dict, theirs: dict, sums: dict, lic: dict, train: dic
             if weak
             else "no LaTeX form below 90 %"
         )
-        + "; it was trained on short templated completions and GSM8K-style solutions: long chain-of-thought text is"
-        " outside what the suites measure (docs/VERIFYRM.md, Where it fails).",
+        + "."
+        + outside_line(outside)
+        + " More: docs/VERIFYRM.md, Where it fails.",
         "",
         f"**Training data**: round 7's rows ({train['data_rows']:,}, sha256 `{train['data_sha256']}`), one epoch, "
         f"{train['global_step']} steps of 16 rows, lr {train['config']['learning_rate']:g} (head ×"
@@ -145,7 +176,7 @@ def main() -> None:
     sums = {n: file_sha256(out / n) for n in WEIGHTS}
     atomic_write_text(out / "SHA256SUMS", "".join(f"{h}  {n}\n" for n, h in sums.items()))
     lic = licences(Path(args.data), Path(args.problems))
-    atomic_write_text(out / "README.md", card(meta, ours, theirs, sums, lic, train))
+    atomic_write_text(out / "README.md", card(meta, ours, theirs, sums, lic, train, outside_checks(Path(args.results))))
     assert set(VERIFYRM_FILES) <= {p.name for p in out.iterdir()}
     size = sum((out / n).stat().st_size for n in WEIGHTS)
     print(f"[package] {out}: {size / 1e6:.1f} MB; adapter sha256 {sums['adapter_model.safetensors'][:16]}...")

@@ -26,8 +26,11 @@ class RLConfig:
         default="smollm2-135m-instruct", metadata={"help": "Policy: registry name, local path or hub id."}
     )
     rm: str = field(
-        default="minilm-l6",
-        metadata={"help": "Reward model (model/cooper): a trained VerifyRM dir, or a backbone for a fresh one."},
+        default="verifyrm",
+        metadata={
+            "help": "Reward model (model/cooper): verifyrm (the shipped VerifyRM), a trained VerifyRM dir, or a "
+            "backbone for a fresh, untrained one."
+        },
     )
     rm_max_length: int | None = field(default=None, metadata={"help": "RM input tokens (default: the RM's own)."})
     datasets: list[str] = field(

@@ -76,7 +76,7 @@ def bf16_rollout_copy(trainer, dtype=torch.bfloat16):
     return copy
 
 
-def _trimmed(input_ids, attention_mask, logits_to_keep: int, lead_ok: bool):
+def trimmed_span(input_ids, attention_mask, logits_to_keep: int, lead_ok: bool):
     """(first column, end column, new logits_to_keep) that drop the columns every row pads: trailing completion
     padding always (causal attention: later positions change nothing before them), leading prompt padding only if
     ``lead_ok`` (rotary positions: a shift of every row's positions leaves the attention scores unchanged)."""
@@ -94,7 +94,7 @@ class PaddingTrimmer:
     """Log-prob forwards without the padding TRL gives them. TRL pads a whole generation batch (steps_per_generation
     x the rollouts of one step) to its longest prompt and completion and keeps that width for every micro-batch and
     every reference/old log-prob chunk; on a CPU, where those forwards are compute-bound, the padded positions cost as
-    much as real ones. Here each call drops the columns all of its rows pad (see _trimmed), and no-grad calls over
+    much as real ones. Here each call drops the columns all of its rows pad (see trimmed_span), and no-grad calls over
     many rows (reference and old log-probs) are regrouped into chunks of similar completion length first. The values
     returned are TRL's (same shape, zeros where the completion mask is 0; tested). Install with
     ``install_padding_trimmer``."""
@@ -114,7 +114,7 @@ class PaddingTrimmer:
             extra = {k: v for k, v in kwargs.items() if k != "batch_size"}
             if rows is not None:
                 input_ids, attention_mask = input_ids[rows], attention_mask[rows]
-            lead, end, new_keep = _trimmed(input_ids, attention_mask, keep, trimmer.lead_ok)
+            lead, end, new_keep = trimmed_span(input_ids, attention_mask, keep, trimmer.lead_ok)
             trimmer.columns[0] += input_ids.size(0) * (end - lead)
             trimmer.columns[1] += input_ids.size(0) * input_ids.size(1)
             trimmer.trimmed_calls["prompt"] += lead > 0

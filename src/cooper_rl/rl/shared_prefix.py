@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from cooper_rl.cooper.reward_model import PREFIX_SHARING_TYPES, length_batches
-from cooper_rl.rl.rollout_speed import TEXT_ONLY_KWARGS, _trimmed, shift_invariant
+from cooper_rl.rl.rollout_speed import TEXT_ONLY_KWARGS, shift_invariant, trimmed_span
 from cooper_rl.rl.trl_internals import wrap_trainer_method
 
 
@@ -82,12 +82,12 @@ def shared_prefix_logps(
     The prompt without its last token goes through the model once per group (a cache); every row then forwards its
     last prompt token and completion on its group's cache, so the positions that predict completion tokens are the
     same as in one whole-row forward. The rows' suffixes go in batches of similar length (length_batches, at most
-    ``max_rows`` rows each), each as wide as its longest. Columns every row pads are dropped first (``_trimmed``;
+    ``max_rows`` rows each), each as wide as its longest. Columns every row pads are dropped first (``trimmed_span``;
     leading ones only if ``lead_ok``, i.e. positions are shift invariant)."""
     from transformers import DynamicCache
 
     width = input_ids.size(1)
-    lead, end, _ = _trimmed(input_ids, attention_mask, logits_to_keep, lead_ok)
+    lead, end, _ = trimmed_span(input_ids, attention_mask, logits_to_keep, lead_ok)
     ids, mask = input_ids[:, lead:end], attention_mask[:, lead:end]
     prompt_width = width - logits_to_keep - lead
     firsts, inverse = prompt_groups(ids, mask, prompt_width)

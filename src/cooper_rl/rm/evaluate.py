@@ -23,8 +23,11 @@ class EvalRMConfig:
     """Options of ``cooper eval-rm``."""
 
     rm: str = field(
-        default="results/rm",
-        metadata={"help": "Trained RM dir (cooper_rm.json), or a backbone for an untrained baseline."},
+        default="verifyrm",
+        metadata={
+            "help": "The RM: verifyrm (the shipped one), a trained RM dir (cooper_rm.json), or a backbone for an "
+            "untrained baseline."
+        },
     )
     data: str = field(
         default="data/verifybench.jsonl",

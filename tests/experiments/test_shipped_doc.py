@@ -1,0 +1,59 @@
+"""docs/VERIFYRM.md's and the shipped model card's tables against the committed evaluations (results/shipped, round 7's
+summary): a doc or card that drifts from its numbers fails here."""
+
+import json
+from pathlib import Path
+
+from tests.experiments import EXPERIMENTS, load_script, md_cells, md_tables
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "experiments/verifyrm/results"
+CARD = ROOT / "src/cooper_rl/assets/verifyrm/README.md"
+package = load_script("package", EXPERIMENTS / "verifyrm" / "shipped")
+
+
+def summaries() -> tuple[dict, dict]:
+    ours = json.loads((RESULTS / "shipped/summary.json").read_text())["shipped_smollm2"]
+    theirs = json.loads((RESULTS / "v7/summary.json").read_text())["v7_smollm2"]
+    return ours, theirs
+
+
+def rows(path: Path, starts: str) -> list[list[str]]:
+    (table,) = [t for t in md_tables(path.read_text()) if t[0].startswith(starts)]
+    return [[c.strip("*`") for c in md_cells(line)] for line in table[2:]]
+
+
+def test_the_card_and_the_doc_give_the_committed_accuracies_beside_round_7():
+    ours, theirs = summaries()
+    for path in (CARD, ROOT / "docs/VERIFYRM.md"):
+        table = rows(path, "| set | verifyrm | round 7")
+        for (name, mine, r7), key in zip(table, package.SETS):
+            assert mine == package.pct(ours[key]["accuracy"]["mean"]), (path.name, name)
+            assert r7 == package.pct_sd(theirs[key]["accuracy"]), (path.name, name)
+
+
+def test_the_cards_per_form_table_is_the_committed_one():
+    ours, theirs = summaries()
+    table = rows(CARD, "| LaTeX suite, per form")
+    cats = ours["latex_heldout"]["per_category"]
+    assert [r[0] for r in table] == sorted(cats)
+    for name, mine, r7 in table:
+        assert mine == package.pct(cats[name]["mean"]) and r7 == package.pct_sd(
+            theirs["latex_heldout"]["per_category"][name]
+        )
+
+
+def test_the_docs_outside_checks_are_the_committed_scores():
+    import gzip
+
+    table = rows(ROOT / "docs/VERIFYRM.md", "| check | rows | correct accepted")
+    for name, n, accepted, rejected, _ in table:
+        key = name.rsplit("`", 2)[-2] if "`" in name else name.split("(")[-1].rstrip(")")
+        path = RESULTS / f"shipped/scores_{key}_smollm2_s0.jsonl.gz"
+        with gzip.open(path, "rt") as f:
+            scores = [json.loads(line) for line in f]
+        pos = [s["rm"] >= 0.5 for s in scores if s["label"]]
+        neg = [s["rm"] < 0.5 for s in scores if not s["label"]]
+        assert int(n.replace(",", "")) == len(scores), name
+        assert accepted == package.pct(sum(pos) / len(pos)), name
+        assert rejected == package.pct(sum(neg) / len(neg)), name
