@@ -3,6 +3,7 @@ loaded offline from it, and right on a fixed labelled check set (issue 104: >= 9
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -46,9 +47,15 @@ print(json.dumps({
 
 
 def test_a_wheel_install_loads_the_shipped_rm_offline_and_it_verifies(tmp_path):
-    wheels, site = tmp_path / "wheels", tmp_path / "site"
+    wheels, site, tree = tmp_path / "wheels", tmp_path / "site", tmp_path / "tree"
+    # the wheel is built from a copy of what `pip install .` reads (setuptools writes build/ and *.egg-info beside
+    # its sources: not into the checkout)
+    shutil.copytree(ROOT / "src", tree / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        if (ROOT / name).is_file():
+            shutil.copy(ROOT / name, tree / name)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(wheels), str(ROOT)], check=True)
+    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(wheels), str(tree)], check=True)
     wheel = next(wheels.glob("cooper_rl-*.whl"))
     subprocess.run([*pip, "install", "--no-deps", "--target", str(site), str(wheel)], check=True)
     env = {**os.environ, "PYTHONPATH": str(site), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
