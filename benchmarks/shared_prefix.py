@@ -44,6 +44,8 @@ SETTINGS = {  # flags on top of configs/rl_cpu.yaml; every setting trains on 64 
     "G16": ["--num_generations", "16", "--prompts_per_step", "4"],
     "fewshot": ["--prompt_template", FEWSHOT],
 }
+TRACE_METRICS = ("reward_mean", "rule_accuracy", "completion_length")  # metrics.jsonl
+TRACE_LOGS = ("loss", "kl", "entropy", "grad_norm")  # trainer_log.jsonl
 STAGES = ("generation", "ref_logprobs", "old_logprobs", "policy_update", "step_seconds")
 
 
@@ -84,6 +86,13 @@ def run(setting: str, shared: bool, out: Path, args) -> dict:
         "shared_prefix": summary.get("shared_prefix"),
         "shared_prefill": summary.get("shared_prefill"),
     }
+    # the run step by step (warm-up step included): the same seed with and without sharing should agree within
+    # float noise while the sampled tokens agree (issue 105's table)
+    logs = {r["step"]: r for r in map(json.loads, (out / "trainer_log.jsonl").read_text().splitlines())}
+    res["trace"] = [
+        {"step": m["step"], **{k: m.get(k) for k in TRACE_METRICS}, **{k: logs.get(m["step"], {}).get(k) for k in TRACE_LOGS}}
+        for m in map(json.loads, (out / "metrics.jsonl").read_text().splitlines())
+    ]  # fmt: skip
     for d in ["policy", *(p.name for p in out.glob("checkpoint-*"))]:
         shutil.rmtree(out / d, ignore_errors=True)
     return res
