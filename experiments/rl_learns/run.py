@@ -282,6 +282,7 @@ def copy_logs(out: Path) -> None:
         for f in ("rollouts.jsonl", "rm_pairs.jsonl"):  # rm_pairs: a Cooper run's RM training pairs
             if (out / f).is_file():
                 (tmp / f"{f}.gz").write_bytes(gzip.compress(whole_lines(out / f), mtime=0))
+        copy_final_rm(out, tmp)
         for e in sorted((out / "eval").glob("step-*")):
             if (e / "summary.json").is_file():  # a finished evaluation (its samples are complete)
                 (tmp / "eval" / e.name).mkdir(parents=True)
@@ -290,6 +291,28 @@ def copy_logs(out: Path) -> None:
                 shutil.copy(e / "summary.json", tmp / "eval" / e.name / "summary.json")
                 if (e / "rm_scores.json").is_file():  # the RM's per-row scores on rm_eval_data
                     shutil.copy(e / "rm_scores.json", tmp / "eval" / e.name / "rm_scores.json")
+
+
+RM_FILES = ("adapter_config.json", "adapter_model.safetensors", "cooper_rm.json")
+RM_MAX_BYTES = 25_000_000  # issue 104 §5: an RM the project can commit (a LoRA adapter + score head)
+
+
+def copy_final_rm(out: Path, dst: Path) -> bool:
+    """A finished run's final RM into dst/rm with its SHA256SUMS, when it is an adapter small enough to commit (a Cooper
+    run from a LoRA RM such as the shipped verifyrm: the online update moved the adapter and the head only); a full
+    model (e.g. the weaker RM, ~0.5 GB) stays in the run dir, rebuildable by its script. True if copied."""
+    rm = out / "rm"
+    if not (out / "rl_summary.json").is_file() or not all((rm / f).is_file() for f in RM_FILES):
+        return False
+    if sum((rm / f).stat().st_size for f in RM_FILES) > RM_MAX_BYTES:
+        return False
+    (dst / "rm").mkdir(parents=True, exist_ok=True)
+    sums = []
+    for f in RM_FILES:
+        shutil.copy(rm / f, dst / "rm" / f)
+        sums.append(f"{hashlib.sha256((rm / f).read_bytes()).hexdigest()}  {f}\n")
+    (dst / "rm" / "SHA256SUMS").write_text("".join(sums))
+    return True
 
 
 TRAINER_LOG_KEYS = ("step", "kl", "entropy", "grad_norm", "loss", "learning_rate", "reward_std", "frac_reward_zero_std")

@@ -729,3 +729,18 @@ def test_hack_transfer_takes_the_last_quarter_of_finished_model_runs(tmp_path, m
     kinds = [r["answer_type"] for r in rows[:3]]
     assert kinds == ["rule-right", "rule-wrong, an answer", "rule-wrong, no answer"]
     assert [r["label"] for r in rows[:3]] == [1, 0, 0]
+
+
+def test_a_finished_runs_adapter_rm_is_kept_with_its_sums_and_a_full_model_is_not(tmp_path):
+    out, dst = tmp_path / "cooper-s0", tmp_path / "copy"
+    (out / "rm").mkdir(parents=True)
+    for f in run.RM_FILES:
+        (out / "rm" / f).write_bytes(f.encode())
+    assert not run.copy_final_rm(out, dst)  # not finished: no rl_summary.json yet
+    (out / "rl_summary.json").write_text("{}")
+    assert run.copy_final_rm(out, dst)
+    sums = dict(reversed(x.split("  ")) for x in (dst / "rm" / "SHA256SUMS").read_text().splitlines())
+    assert set(sums) == set(run.RM_FILES) and (dst / "rm" / "cooper_rm.json").read_bytes() == b"cooper_rm.json"
+    (out / "rm" / "adapter_model.safetensors").unlink()  # a full model (model.safetensors) is not committed
+    (out / "rm" / "model.safetensors").write_bytes(b"x")
+    assert not run.copy_final_rm(out, tmp_path / "copy2")
