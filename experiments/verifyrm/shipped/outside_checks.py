@@ -13,6 +13,7 @@
 
 import json
 import random
+import subprocess
 import sys
 from pathlib import Path
 
@@ -29,7 +30,10 @@ SHARED = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT.parent / "shared" / "da
 
 def svamp_cots() -> list[dict]:
     """The held-out SVAMP problems' worked solutions (label 1) and their corruptions (label 0)."""
-    held_out = {p.question for p in load_problems(str(ROOT / "experiments/verifyrm/data/svamp_heldout.jsonl")).problems}
+    path = ROOT / "experiments/verifyrm/data/svamp_heldout.jsonl"  # gitignored: prepare.py derives it in seconds
+    if not path.is_file():
+        subprocess.run([sys.executable, str(ROOT / "experiments/verifyrm/prepare.py"), str(SHARED)], check=True)
+    held_out = {p.question for p in load_problems(str(path)).problems}
     rng = random.Random(104)
     rows = []
     for line in (SHARED / "svamp" / "train.jsonl").read_text().splitlines():
