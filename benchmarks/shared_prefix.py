@@ -49,6 +49,17 @@ TRACE_LOGS = ("loss", "kl", "entropy", "grad_norm")  # trainer_log.jsonl
 STAGES = ("generation", "ref_logprobs", "old_logprobs", "policy_update", "step_seconds")
 
 
+def trainer_history(out: Path) -> list[dict]:
+    """TRL's per-step log (loss, KL, entropy, grad norm) from the run's last checkpoint, kept in out/ once read (the
+    checkpoints are deleted after)."""
+    kept = out / "trainer_history.json"
+    if not kept.is_file():
+        ckpt = max(out.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+        history = json.loads((ckpt / "trainer_state.json").read_text())["log_history"]
+        atomic_write_json(kept, history)
+    return json.loads(kept.read_text())
+
+
 def run(setting: str, shared: bool, out: Path, args) -> dict:
     """One `cooper rl` process; its per-stage seconds per kept step, positions computed and peak memory."""
     cmd = [str(ROOT / ".venv/bin/cooper"), "rl", "--config", "configs/rl_cpu.yaml", "--reward", "rule"]
@@ -63,11 +74,12 @@ def run(setting: str, shared: bool, out: Path, args) -> dict:
         "100000",
     ]
     cmd += ["--eval_steps", "0", "--output_dir", str(out), "--shared_prefix", str(shared).lower(), *SETTINGS[setting]]
-    if out.exists():
-        shutil.rmtree(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out.parent / f"{out.name}.log", "w") as f:
-        subprocess.run(cmd, check=True, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT)
+    if not (out / "rl_summary.json").is_file():  # a finished run (a killed benchmark's) is not run again
+        if out.exists():
+            shutil.rmtree(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with open(out.parent / f"{out.name}.log", "w") as f:
+            subprocess.run(cmd, check=True, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT)
     recs = [json.loads(x) for x in (out / "timing.jsonl").read_text().splitlines()][1:]  # drop the warm-up step
     summary = json.loads((out / "rl_summary.json").read_text())
     cfg = json.loads((out / "rl_config.json").read_text())
@@ -88,7 +100,7 @@ def run(setting: str, shared: bool, out: Path, args) -> dict:
     }
     # the run step by step (warm-up step included): the same seed with and without sharing should agree within
     # float noise while the sampled tokens agree (issue 105's table)
-    logs = {r["step"]: r for r in map(json.loads, (out / "trainer_log.jsonl").read_text().splitlines())}
+    logs = {h["step"]: h for h in trainer_history(out) if "loss" in h}
     res["trace"] = [
         {"step": m["step"], **{k: m.get(k) for k in TRACE_METRICS}, **{k: logs.get(m["step"], {}).get(k) for k in TRACE_LOGS}}
         for m in map(json.loads, (out / "metrics.jsonl").read_text().splitlines())
