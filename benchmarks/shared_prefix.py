@@ -54,7 +54,9 @@ def trainer_history(out: Path) -> list[dict]:
     checkpoints are deleted after)."""
     kept = out / "trainer_history.json"
     if not kept.is_file():
-        ckpt = max(out.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+        from cooper_rl.trainer_hooks import resolve_checkpoint  # the newest complete checkpoint
+
+        ckpt = Path(resolve_checkpoint(out, "last"))
         history = json.loads((ckpt / "trainer_state.json").read_text())["log_history"]
         atomic_write_json(kept, history)
     return json.loads(kept.read_text())

@@ -306,11 +306,13 @@ def copy_final_rm(out: Path, dst: Path) -> bool:
         return False
     if sum((rm / f).stat().st_size for f in RM_FILES) > RM_MAX_BYTES:
         return False
+    from cooper_rl.io import file_sha256
+
     (dst / "rm").mkdir(parents=True, exist_ok=True)
     sums = []
     for f in RM_FILES:
         shutil.copy(rm / f, dst / "rm" / f)
-        sums.append(f"{hashlib.sha256((rm / f).read_bytes()).hexdigest()}  {f}\n")
+        sums.append(f"{file_sha256(rm / f)}  {f}\n")
     (dst / "rm" / "SHA256SUMS").write_text("".join(sums))
     return True
 
