@@ -363,6 +363,15 @@ class RLConfig:
             "checkpointing) TRL's path runs; vLLM has its own prefix caching. false: every row forwards its prompt."
         },
     )
+    keep_freed_memory: bool = field(
+        default=True,
+        metadata={
+            "help": "On CPU under glibc: freed memory stays in the process for reuse (mallopt: no mmap of large "
+            "blocks, no trimming) instead of going back to the OS, so the large tensors of every forward and "
+            "backward are not page-faulted in anew each time; same values, peak memory as measured in "
+            "benchmarks/README.md. false: glibc's defaults."
+        },
+    )
     sampler_logprobs: bool = field(
         default=True,
         metadata={

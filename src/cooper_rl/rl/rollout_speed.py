@@ -5,6 +5,7 @@ bf16_rollout_copy        rollouts from a bf16 copy of the policy, refreshed befo
 PaddingTrimmer           log-prob forwards skip the padding every row of a call shares (same values, tested)
 SamplerLogprobs          TRL's old log-probs taken from the sampling step instead of a second forward
 FP32Generation           HF generate kept out of accelerate's bf16 autocast wrapper
+keep_freed_memory        glibc's malloc keeps freed memory for reuse instead of page-faulting it in again
 
 Each wraps methods of one trainer instance (no TRL subclassing); private TRL attributes are reached only through
 trl_internals.
@@ -306,3 +307,27 @@ class FP32Generation(TrainerCallback):
     def on_train_begin(self, args, state, control, model=None, **kwargs):
         """Restore the forward accelerate saved before wrapping it in autocast."""
         restore_unautocast_forward(model)
+
+
+M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_MAX = -1, -2, -4  # glibc's mallopt parameters (malloc.h)
+
+
+def keep_freed_memory() -> bool:
+    """Make glibc's malloc keep freed memory in the process for reuse: no mmap of large blocks, no trimming of the
+    heap. Under its defaults every block over 32 MB (an LM-head tile of [tokens, 32k words], a batch's MLP
+    activations) is mapped fresh and unmapped on free, so each forward and backward page-faults it in again, zeroed
+    by the kernel, system time that the policy update spends on every step (benchmarks/shared_prefix_profile.py
+    --in_run measures it).
+    Values are unchanged. Returns whether it applied (False off glibc: macOS, musl)."""
+    import ctypes
+    import platform
+
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return False
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return False
+    # (where the heap cannot grow, glibc still falls back to mmap: no allocation fails because of this)
+    settings = ((M_MMAP_MAX, 0), (M_TRIM_THRESHOLD, 2**31 - 1), (M_TOP_PAD, 1 << 28))
+    return all(libc.mallopt(param, value) == 1 for param, value in settings)

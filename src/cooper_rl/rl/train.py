@@ -56,6 +56,7 @@ from cooper_rl.rl.rollout_speed import (
     bf16_rollout_copy,
     install_padding_trimmer,
     install_sampler_logprobs,
+    keep_freed_memory,
 )
 from cooper_rl.rl.shared_prefix import (
     can_share,
@@ -245,6 +246,7 @@ def build_trainer(cfg: RLConfig):
     check_trl()
     if cfg.compact_lm_head and not torch.cuda.is_available():
         score_completions_only()  # TRL's CPU path would also push prompt and padding positions through the LM head
+    freed_memory_kept = cfg.keep_freed_memory and not torch.cuda.is_available() and keep_freed_memory()
     checkpoint = resolve_checkpoint(
         cfg.output_dir, cfg.resume_from_checkpoint, require=f"{RM_DIR}/{RM_STATE}" if cfg.reward == "cooper" else None
     )
@@ -347,7 +349,8 @@ def build_trainer(cfg: RLConfig):
         if int(os.environ.get("WORLD_SIZE", "1")) > 1:
             raise ValueError("eval_steps > 0 is single-process only; evaluate checkpoints with `cooper eval` instead")
         trainer.add_callback(EvalCallback(cfg, trainer, reward))
-    return trainer, reward, {"checkpoint": checkpoint, "n_prompts": len(dataset), "n_dropped_long_prompts": dropped}
+    info = {"checkpoint": checkpoint, "n_prompts": len(dataset), "n_dropped_long_prompts": dropped}
+    return trainer, reward, {**info, "freed_memory_kept": freed_memory_kept}
 
 
 def run_rl(cfg: RLConfig) -> dict:
