@@ -53,3 +53,13 @@ def test_the_docs_outside_checks_are_the_committed_scores():
         assert int(n.replace(",", "")) == rows_n, name
         assert accepted == package.pct(acc), name
         assert rejected == package.pct(rej), name
+
+
+def test_round_8s_decision_rule_keeps_an_rm_that_misses_the_long_check():
+    decide = load_script("decide", EXPERIMENTS / "verifyrm" / "shipped")
+    lines, decision = decide.decide(RESULTS / "shipped", RESULTS / "shipped")  # the shipped RM as its own candidate
+    assert decision["complete"] and not decision["replaces"]
+    rule = decision["rule"]
+    assert rule["heldout"] and rule["robustness"] and rule["latex_heldout"]  # no drop against itself
+    assert not rule["long_check"] and not rule["prefix_probe"]  # 32 % of the correct long solutions; 95 % of prefixes
+    assert lines[-1].endswith("the shipped RM stays.")
