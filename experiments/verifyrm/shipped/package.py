@@ -33,6 +33,7 @@ OUTSIDE = {  # outside_checks.py's sets and the prefix probe, scored by build.sh
     "long_check": "long worked solutions (synthetic)",
     "prefix_probe": "answers cut to a prefix of the reference",
 }
+RECIPE = "round 7's rows"  # the card's name for the training rows (--recipe)
 SETS = {
     "heldout": "round 3's held-out (600 GSM8K-test completions: gold solutions, policy samples)",
     "robustness": "robustness suite (2,148 rows: 12 answer formats, 11 traps, integer answers)",
@@ -89,7 +90,9 @@ def outside_line(outside: dict) -> str:
     return (" Outside the suites' templates (seed 0): " + "; ".join(parts) + ".") if parts else ""
 
 
-def card(meta: dict, ours: dict, theirs: dict, sums: dict, lic: dict, train: dict, outside: dict) -> str:
+def card(
+    meta: dict, ours: dict, theirs: dict, sums: dict, lic: dict, train: dict, outside: dict, recipe: str = RECIPE
+) -> str:
     """The model card: what it is, how well (beside round 7), where it fails, how to use and rebuild it."""
     a = meta["adapter"]
     lines = [
@@ -135,7 +138,7 @@ def card(meta: dict, ours: dict, theirs: dict, sums: dict, lic: dict, train: dic
         + outside_line(outside)
         + " More: docs/VERIFYRM.md, Where it fails.",
         "",
-        f"**Training data**: round 7's rows ({train['data_rows']:,}, sha256 `{train['data_sha256']}`), one epoch, "
+        f"**Training data**: {recipe} ({train['data_rows']:,}, sha256 `{train['data_sha256']}`), one epoch, "
         f"{train['global_step']} steps of 16 rows, lr {train['config']['learning_rate']:g} (head ×"
         f"{train['config']['head_lr_multiplier']:g}), max length {meta['max_length']}, seed {train['config']['seed']}; "
         "worked solutions of GSM8K train (MIT) and SVAMP (MIT) and the project's generated problems, rewritten into "
@@ -161,6 +164,7 @@ def main() -> None:
     ap.add_argument("--data", default="runs/verifyrm-v7/train.jsonl", help="The training rows (licence counts).")
     ap.add_argument("--problems", default="../shared/data/college_math/problems.jsonl", help="College-math problems.")
     ap.add_argument("--out", default=str(ASSETS), help="Where the package's files go.")
+    ap.add_argument("--recipe", default=RECIPE, help="The card's name for the training rows.")
     args = ap.parse_args()
     src, out = Path(args.rm), Path(args.out)
     meta = json.loads((src / "cooper_rm.json").read_text())
@@ -176,7 +180,9 @@ def main() -> None:
     sums = {n: file_sha256(out / n) for n in WEIGHTS}
     atomic_write_text(out / "SHA256SUMS", "".join(f"{h}  {n}\n" for n, h in sums.items()))
     lic = licences(Path(args.data), Path(args.problems))
-    atomic_write_text(out / "README.md", card(meta, ours, theirs, sums, lic, train, outside_checks(Path(args.results))))
+    atomic_write_text(
+        out / "README.md", card(meta, ours, theirs, sums, lic, train, outside_checks(Path(args.results)), args.recipe)
+    )
     assert set(VERIFYRM_FILES) <= {p.name for p in out.iterdir()}
     size = sum((out / n).stat().st_size for n in WEIGHTS)
     print(f"[package] {out}: {size / 1e6:.1f} MB; adapter sha256 {sums['adapter_model.safetensors'][:16]}...")
