@@ -1,8 +1,9 @@
 """Where shared-prefix GRPO's policy update spends its time (issue 105): the loss forwards + backward of one
 optimizer step of real `configs/rl_cpu.yaml` rollouts (64 rows, 8 groups), TRL's whole-row forward (padding trimmed,
 the `--shared_prefix false` path) against the shared path, by micro-batch size (whole groups per micro-batch) and by
-how its suffixes are batched (length_batches' per-forward overhead: the default, or one padded batch), and the
-shared path's top operators (torch.profiler).
+how its suffixes are batched (length_batches' per-forward overhead: the default, or one padded batch), the other
+mechanism (`packed`: one sequence per group with a prefix/suffix mask, Prefix Grouper's form), and the shared path's
+top operators (torch.profiler).
 
   python benchmarks/shared_prefix_profile.py [--rollouts RUN/rollouts.jsonl] [--reps 2]
   python benchmarks/shared_prefix_profile.py --in_run     # the same inside `cooper rl`, by allocator setting
@@ -89,7 +90,16 @@ def variants():
 
         return f
 
-    return {"trl": trl, "shared": shared(reward_model.BATCH_OVERHEAD), "shared_one_batch": shared(10**9)}
+    def packed(model, ids, mask, keep):
+        logp, _, positions = shared_prefix.packed_prefix_logps(model, ids, mask, keep, True, lead_ok=True)
+        return logp, positions
+
+    return {
+        "trl": trl,
+        "shared": shared(reward_model.BATCH_OVERHEAD),
+        "shared_one_batch": shared(10**9),
+        "packed": packed,
+    }
 
 
 def one_step(fn, model, ids, mask, keep, micro: int, weights):

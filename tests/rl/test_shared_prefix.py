@@ -12,7 +12,7 @@ from types import SimpleNamespace as NS
 import pytest
 import torch
 
-from cooper_rl.rl.shared_prefix import can_share, prompt_groups, shared_prefix_logps
+from cooper_rl.rl.shared_prefix import can_share, packed_prefix_logps, prompt_groups, shared_prefix_logps
 from tiny import QUESTIONS, tiny_llama
 
 
@@ -63,8 +63,15 @@ def test_prompt_groups_are_rows_with_equal_prompt_columns():
     assert prompt_groups(ids, mask, 3)[1].tolist() == [0, 1, 2, 1]
 
 
+MECHANISMS = {
+    "cache": lambda model, ids, mask, keep: shared_prefix_logps(model, ids, mask, keep, True, lead_ok=True)[:2],
+    "packed": lambda model, ids, mask, keep: packed_prefix_logps(model, ids, mask, keep, True, lead_ok=True)[:2],
+}
+
+
+@pytest.mark.parametrize("mechanism", list(MECHANISMS))
 @pytest.mark.parametrize("group_size", [2, 8])
-def test_log_probs_and_gradients_equal_trls_whole_row_forward(fused, group_size):
+def test_log_probs_and_gradients_equal_trls_whole_row_forward(fused, group_size, mechanism):
     model, tok = fused
     ids, mask, keep = _batch(tok, group_size)
     m = mask[:, -keep:].bool()
@@ -77,7 +84,7 @@ def test_log_probs_and_gradients_equal_trls_whole_row_forward(fused, group_size)
         return logps.detach(), entropy.detach(), {n: p.grad.clone() for n, p in model.named_parameters()}
 
     want_lp, want_ent, want_g = grads(lambda: _trl_logps(model, ids, mask, keep))
-    got_lp, got_ent, got_g = grads(lambda: shared_prefix_logps(model, ids, mask, keep, True, lead_ok=True)[:2])
+    got_lp, got_ent, got_g = grads(lambda: MECHANISMS[mechanism](model, ids, mask, keep))
     # TRL's own spread: the same rows forwarded two at a time instead of all together
     with torch.no_grad():
         alone = _trl_logps(model, ids, mask, keep, batch_size=2)[0]

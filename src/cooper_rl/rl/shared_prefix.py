@@ -129,6 +129,64 @@ def shared_prefix_logps(
     return logps, entropy, positions
 
 
+def packed_prefix_logps(model, input_ids, attention_mask, logits_to_keep: int, compute_entropy: bool, lead_ok: bool):
+    """What ``shared_prefix_logps`` returns, with the other mechanism (Prefix Grouper's): one packed sequence per group
+    instead of a cache. A group's row holds its prompt without the last token, then one segment per completion (the
+    last prompt token and the completion up to its last real token); a 4D mask lets every segment attend to the
+    prompt's real tokens and causally to itself, and each segment's positions continue from the prompt's, so every
+    completion token is predicted from what TRL's whole-row forward gives it. One forward (and backward) per call."""
+    lead, end, _ = trimmed_span(input_ids, attention_mask, logits_to_keep, lead_ok)
+    ids, mask = input_ids[:, lead:end], attention_mask[:, lead:end].bool()
+    pw = end - lead - logits_to_keep  # prompt columns
+    firsts, inverse = prompt_groups(ids, mask.long(), pw)
+    lengths = (
+        1 + mask[:, pw:].flip(1).cumsum(1).clamp(max=1).sum(1)
+    ).tolist()  # segment: last prompt token + completion
+    groups = [[i for i in range(ids.size(0)) if inverse[i] == g] for g in range(len(firsts))]
+    width = max(pw - 1 + sum(lengths[i] for i in rows) for rows in groups)
+    device, n = ids.device, len(groups)
+    packed = torch.full((n, width), 0, dtype=ids.dtype, device=device)
+    valid = torch.zeros(n, width, dtype=torch.bool, device=device)  # a real token (attendable as a key)
+    segment = torch.full((n, width), -1, device=device)  # -1: prompt; k: the k-th segment; -2: trailing padding
+    positions = torch.zeros(n, width, dtype=torch.long, device=device)
+    labels = torch.full((n, width), -100, dtype=ids.dtype, device=device)
+    start = torch.zeros(ids.size(0), dtype=torch.long, device=device)  # each row's segment start in its packed row
+    for g, rows in enumerate(groups):
+        f = int(firsts[g])
+        packed[g, : pw - 1], valid[g, : pw - 1] = ids[f, : pw - 1], mask[f, : pw - 1]
+        positions[g, : pw - 1] = torch.arange(pw - 1, device=device)
+        at = pw - 1
+        for k, i in enumerate(rows):
+            w = lengths[i]
+            packed[g, at : at + w], valid[g, at : at + w] = ids[i, pw - 1 : pw - 1 + w], mask[i, pw - 1 : pw - 1 + w]
+            segment[g, at : at + w] = k
+            positions[g, at : at + w] = torch.arange(pw - 1, pw - 1 + w, device=device)
+            labels[g, at + 1 : at + w] = ids[i, pw : pw - 1 + w].masked_fill(~mask[i, pw : pw - 1 + w], -100)
+            start[i] = at
+            at += w
+        segment[g, at:] = -2
+    q, k = segment[:, :, None], segment[:, None, :]
+    causal = torch.ones(width, width, dtype=torch.bool, device=device).tril()
+    allowed = causal & valid[:, None, :] & (((k == -1) & (q >= -1)) | ((q == k) & (q >= 0)))
+    allowed |= torch.eye(width, dtype=torch.bool, device=device)  # padding queries attend to themselves (no NaN)
+    attend = allowed[:, None]
+    if getattr(model.config, "_attn_implementation", "sdpa") != "sdpa":  # eager and the like add a float mask
+        attend = torch.zeros(attend.shape, dtype=model.dtype, device=device).masked_fill(
+            ~attend, torch.finfo(model.dtype).min
+        )
+    out = model(input_ids=packed, attention_mask=attend, position_ids=positions, labels=labels, fused_lm_head=True)
+    # row i's completion token j: predicted at packed index start_i + j of its group's row
+    j = torch.arange(logits_to_keep, device=device)
+    has = j[None, :] < (torch.tensor(lengths, device=device) - 1)[:, None]
+    index = (start[:, None] + j[None, :]).clamp(max=width - 2)
+
+    def rows_of(x):
+        return torch.where(has, x[inverse].gather(1, index), torch.zeros((), dtype=x.dtype, device=device))
+
+    entropy = rows_of(out.entropy) if compute_entropy else None
+    return rows_of(out.log_probs), entropy, packed.numel()
+
+
 class SharedPrefix:
     """TRL's log-prob forwards with each group's prompt computed once (module doc). Counts: ``calls`` served shared,
     ``fallbacks`` sent to TRL's path, ``tokens`` = [positions computed, positions TRL would have computed]."""
