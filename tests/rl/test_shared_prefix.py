@@ -70,10 +70,14 @@ MECHANISMS = {
 
 
 @pytest.mark.parametrize("mechanism", list(MECHANISMS))
-@pytest.mark.parametrize("group_size", [2, 8])
-def test_log_probs_and_gradients_equal_trls_whole_row_forward(fused, group_size, mechanism):
+@pytest.mark.parametrize("group_size,trailing", [(2, 0), (8, 0), (8, 3)])
+def test_log_probs_and_gradients_equal_trls_whole_row_forward(fused, group_size, trailing, mechanism):
+    """``trailing``: padding columns every row has after its completion (TRL pads a micro-batch to the generation
+    batch's longest completion): they are trimmed, and the values stay in their columns."""
     model, tok = fused
     ids, mask, keep = _batch(tok, group_size)
+    ids = torch.cat([ids, torch.full((ids.size(0), trailing), tok.pad_token_id)], dim=1)
+    mask, keep = torch.cat([mask, torch.zeros(mask.size(0), trailing, dtype=mask.dtype)], dim=1), keep + trailing
     m = mask[:, -keep:].bool()
     weights = torch.randn(ids.shape[0], keep, generator=torch.Generator().manual_seed(1))
 
@@ -132,8 +136,16 @@ def test_can_share_only_where_a_cache_gives_the_whole_row_values(fused):
         dict(loss_type="grpo", beta=0.04, num_generations=4, gradient_accumulation_steps=2, steps_per_generation=2),
         dict(loss_type="dr_grpo", beta=0.0, num_generations=2, prompts_per_step=4),
         dict(reward="cooper", beta=0.04, num_generations=4, max_completion_length=6),  # truncated completions
+        dict(
+            shared_prefix_mechanism="packed",
+            loss_type="grpo",
+            beta=0.04,
+            num_generations=4,
+            gradient_accumulation_steps=2,
+            steps_per_generation=2,
+        ),  # fmt: skip
     ],
-    ids=["grpo-beta-accum", "dr_grpo-beta0-G2", "cooper-truncated"],
+    ids=["grpo-beta-accum", "dr_grpo-beta0-G2", "cooper-truncated", "packed-grpo-beta-accum"],
 )
 def test_a_seeded_run_trains_the_same_with_and_without_shared_prefixes(assets, tmp_path, one_thread, kw):
     """Per-step losses, rewards and the final weights of `cooper rl` agree with the unshared path within float noise
@@ -219,6 +231,32 @@ def test_gradient_checkpointing_sends_the_loss_forward_to_trls_path(fused):
     finally:
         model.activation_checkpointing_disable()
         model.eval()
+
+
+def test_the_packed_mechanism_shares_under_gradient_checkpointing(fused):
+    from cooper_rl.rl.shared_prefix import SharedPrefix
+
+    model, tok = fused
+    ids, mask, keep = _batch(tok, 4)
+    shared = SharedPrefix(
+        NS(model=model, accelerator=NS(autocast=lambda: torch.autocast("cpu", enabled=False))), mechanism="packed"
+    )
+    wrapped = shared.wrap_logps(lambda *a, **k: _trl_logps(*a, **k))
+    model.train()
+    want = _trl_logps(model, ids, mask, keep, compute_entropy=False)[0]
+    model.activation_checkpointing_enable()
+    try:
+        got = wrapped(model, ids, mask, keep, compute_entropy=False)[0]  # no cache to drop: it shares
+        assert shared.calls == 1 and shared.fallbacks == 0 and got.requires_grad
+        got.sum().backward()  # the checkpointed layers replay the packed forward
+        m = mask[:, -keep:].bool()
+        assert (got - want)[m].abs().max().item() < 1e-5
+    finally:
+        model.activation_checkpointing_disable()
+        model.eval()
+        model.zero_grad()
+    with pytest.raises(ValueError, match="shared_prefix_mechanism"):
+        SharedPrefix(NS(model=model), mechanism="tiles")
 
 
 def test_group_permutation_moves_whole_groups_in_the_draws_order():

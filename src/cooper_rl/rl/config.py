@@ -363,6 +363,15 @@ class RLConfig:
             "checkpointing) TRL's path runs; vLLM has its own prefix caching. false: every row forwards its prompt."
         },
     )
+    shared_prefix_mechanism: str = field(
+        default="cache",
+        metadata={
+            "help": "How shared_prefix computes a prompt once in the log-prob forwards: cache (a forward of the "
+            "distinct prompts, whose key/value cache each row's completion attends to) or packed (one sequence per "
+            "group, the prompt then every completion, with a prefix/suffix attention mask: Prefix Grouper's form). "
+            "Same values either way (tested); speed: benchmarks/README.md."
+        },
+    )
     keep_freed_memory: bool = field(
         default=True,
         metadata={

@@ -15,6 +15,10 @@ forwards its rows' suffixes in batches of similar length (each as wide as its lo
 Calls it cannot serve exactly go to TRL's own path (``fallbacks``): multimodal or MoE inputs, a model wrapped for
 several processes (DDP/FSDP/DeepSpeed run the forward's hooks once per call), the loss's forward under gradient
 checkpointing (its layers drop the cache; the no-grad reference and old passes still share).
+
+``packed_prefix_logps`` is the other mechanism (``--shared_prefix_mechanism packed``): one sequence per group, the
+prompt then each completion, with a prefix/suffix attention mask (Prefix Grouper's form); one forward per call, and
+no cache, so it shares under gradient checkpointing too.
 """
 
 from __future__ import annotations
@@ -135,9 +139,9 @@ def packed_prefix_logps(model, input_ids, attention_mask, logits_to_keep: int, c
     last prompt token and the completion up to its last real token); a 4D mask lets every segment attend to the
     prompt's real tokens and causally to itself, and each segment's positions continue from the prompt's, so every
     completion token is predicted from what TRL's whole-row forward gives it. One forward (and backward) per call."""
-    lead, end, _ = trimmed_span(input_ids, attention_mask, logits_to_keep, lead_ok)
+    lead, end, keep = trimmed_span(input_ids, attention_mask, logits_to_keep, lead_ok)
     ids, mask = input_ids[:, lead:end], attention_mask[:, lead:end].bool()
-    pw = end - lead - logits_to_keep  # prompt columns
+    pw = end - lead - keep  # prompt columns
     firsts, inverse = prompt_groups(ids, mask.long(), pw)
     lengths = (
         1 + mask[:, pw:].flip(1).cumsum(1).clamp(max=1).sum(1)
@@ -187,12 +191,18 @@ def packed_prefix_logps(model, input_ids, attention_mask, logits_to_keep: int, c
     return rows_of(out.log_probs), entropy, packed.numel()
 
 
+MECHANISMS = ("cache", "packed")  # shared_prefix_logps, packed_prefix_logps
+
+
 class SharedPrefix:
     """TRL's log-prob forwards with each group's prompt computed once (module doc). Counts: ``calls`` served shared,
     ``fallbacks`` sent to TRL's path, ``tokens`` = [positions computed, positions TRL would have computed]."""
 
-    def __init__(self, trainer):
+    def __init__(self, trainer, mechanism: str = "cache"):
+        if mechanism not in MECHANISMS:
+            raise ValueError(f"shared_prefix_mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
         self.trainer = trainer
+        self.mechanism = mechanism
         self.lead_ok = shift_invariant(trainer.model)
         self.calls = self.fallbacks = 0
         self.tokens = [0, 0]
@@ -209,7 +219,7 @@ class SharedPrefix:
                 or any(v is not None for k, v in kwargs.items() if k not in TEXT_ONLY_KWARGS)
                 or not can_share(args[0])
                 or args[1].size(1) - args[3] < 2  # a one-token prompt leaves nothing to share
-                or checkpointed(args[0])
+                or (checkpointed(args[0]) and this.mechanism == "cache")  # its layers would drop the cache
             ):
                 this.fallbacks += 1
                 return logps(*args, **kwargs)
@@ -217,10 +227,16 @@ class SharedPrefix:
             # one prefix forward for the whole call; the suffixes in batches of at most TRL's batch_size rows
             # without grad (TRL's memory bound there), all of a loss micro-batch's rows with grad
             max_rows = None if torch.is_grad_enabled() else kwargs.get("batch_size")
+            entropy = bool(kwargs.get("compute_entropy"))
             with this.trainer.accelerator.autocast():  # as TRL's forward runs
-                logp, ent, positions = shared_prefix_logps(
-                    model, input_ids, attention_mask, keep, bool(kwargs.get("compute_entropy")), this.lead_ok, max_rows
-                )
+                if this.mechanism == "packed":  # one forward of the call's groups, each packed into one row
+                    logp, ent, positions = packed_prefix_logps(
+                        model, input_ids, attention_mask, keep, entropy, this.lead_ok
+                    )
+                else:
+                    logp, ent, positions = shared_prefix_logps(
+                        model, input_ids, attention_mask, keep, entropy, this.lead_ok, max_rows
+                    )
             this.calls += 1
             this.tokens[0] += positions
             this.tokens[1] += input_ids.numel()
@@ -372,10 +388,10 @@ def install_group_microbatches(trainer, group_size: int) -> None:
     trainer._cooper_group_microbatches = group_size
 
 
-def install_shared_prefix(trainer) -> SharedPrefix:
+def install_shared_prefix(trainer, mechanism: str = "cache") -> SharedPrefix:
     """Make ``trainer``'s log-prob forwards compute each group's prompt once (see SharedPrefix); in place of
     rollout_speed.install_padding_trimmer (it trims the same padding)."""
-    shared = SharedPrefix(trainer)
+    shared = SharedPrefix(trainer, mechanism)
     wrap_trainer_method(trainer, "logps", shared.wrap_logps)
     trainer._cooper_shared_prefix = shared
     return shared

@@ -306,7 +306,7 @@ def build_trainer(cfg: RLConfig):
         autocast_rollouts(trainer)
     # before the sampler's wrapper: that one must see TRL's whole call
     if cfg.shared_prefix and not sharded_weights(trainer) and can_share(trainer.model):
-        install_shared_prefix(trainer)  # trims the padding too
+        install_shared_prefix(trainer, cfg.shared_prefix_mechanism)  # trims the padding too
         # micro-batches of whole groups: the same gradient where one optimizer step takes the whole generation
         # batch and its loss is the mean over equal micro-batches
         one_step = cfg.steps_per_generation * cfg.num_iterations == 1
