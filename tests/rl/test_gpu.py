@@ -107,12 +107,13 @@ def test_eval_on_the_gpu_samples_the_fitted_policy(assets, tmp_path):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_shared_prefix_log_probs_and_gradients_on_the_gpu(dtype):
-    """Shared-prefix log-probs and gradients equal TRL's whole-row forward on CUDA (fp32: float noise; bf16: bf16
-    rounding of other matmul shapes), and the loss forward under gradient checkpointing takes TRL's path."""
+    """Shared-prefix log-probs (both mechanisms: cache and packed) equal TRL's whole-row forward on CUDA (fp32: float
+    noise; bf16: bf16 rounding of other matmul shapes), and the cache path's loss forward under gradient
+    checkpointing takes TRL's path."""
     from tests.rl.test_shared_prefix import _batch, _trl_logps
     from trl.trainer.utils import add_fused_lm_head
 
-    from cooper_rl.rl.shared_prefix import checkpointed, shared_prefix_logps
+    from cooper_rl.rl.shared_prefix import checkpointed, packed_prefix_logps, shared_prefix_logps
     from tiny import tiny_llama
 
     model, tok = tiny_llama(seed=3)
@@ -125,7 +126,9 @@ def test_shared_prefix_log_probs_and_gradients_on_the_gpu(dtype):
     got = shared_prefix_logps(model, ids, mask, keep, True, lead_ok=dtype == torch.float32)[0]
     tol = 1e-4 if dtype == torch.float32 else 0.1  # bf16: ~3 significant digits on log-probs of magnitude ~10
     assert (got - want)[m].abs().max().item() <= tol
-    got.sum().backward()
+    packed = packed_prefix_logps(model, ids, mask, keep, True, lead_ok=dtype == torch.float32)[0]  # the other mechanism
+    assert (packed - want)[m].abs().max().item() <= tol
+    (got.sum() + packed.sum()).backward()
     assert all(p.grad is not None for p in model.parameters() if p.requires_grad)
     model.activation_checkpointing_enable()
     model.train()
