@@ -259,6 +259,19 @@ def test_the_packed_mechanism_shares_under_gradient_checkpointing(fused):
         SharedPrefix(NS(model=model), mechanism="tiles")
 
 
+@pytest.mark.parametrize("group_size", [4, 8])
+def test_the_packed_mechanism_in_chunks_of_whole_groups_gives_the_same_values(fused, group_size):
+    model, tok = fused
+    ids, mask, keep = _batch(tok, group_size)  # 3 groups; at most 5 rows per chunk: one group each (8: alone)
+    with torch.no_grad():
+        whole = packed_prefix_logps(model, ids, mask, keep, True, lead_ok=True)
+        chunked = packed_prefix_logps(model, ids, mask, keep, True, lead_ok=True, max_rows=5)
+    m = mask[:, -keep:].bool()
+    assert (whole[0] - chunked[0])[m].abs().max().item() < 1e-5
+    assert (whole[1] - chunked[1])[m].abs().max().item() < 1e-5
+    assert torch.equal(chunked[0][~m], torch.zeros_like(chunked[0][~m]))
+
+
 def test_group_permutation_moves_whole_groups_in_the_draws_order():
     from cooper_rl.rl.shared_prefix import group_permutation
 

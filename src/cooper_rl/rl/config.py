@@ -377,8 +377,8 @@ class RLConfig:
         metadata={
             "help": "On CPU under glibc: freed memory stays in the process for reuse (mallopt: no mmap of large "
             "blocks, no trimming) instead of going back to the OS, so the large tensors of every forward and "
-            "backward are not page-faulted in anew each time; same values, peak memory as measured in "
-            "benchmarks/README.md. false: glibc's defaults."
+            "backward are not page-faulted in anew each time; same values; the process keeps the memory of its "
+            "peak. Set by run_rl (`cooper rl`) for its whole process. false: glibc's defaults."
         },
     )
     sampler_logprobs: bool = field(

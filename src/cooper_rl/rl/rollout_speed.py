@@ -314,7 +314,8 @@ M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_MAX = -1, -2, -4  # glibc's mallopt paramete
 
 def keep_freed_memory() -> bool:
     """Make glibc's malloc keep freed memory in the process for reuse: no mmap of large blocks, no trimming of the
-    heap. Under its defaults every block over 32 MB (an LM-head tile of [tokens, 32k words], a batch's MLP
+    heap (the main arena's; other threads' arenas still map blocks over 64 MB). Process-wide and for good: the process
+    keeps the memory of its peak. Under its defaults every block over 32 MB (an LM-head tile of [tokens, 32k words], a batch's MLP
     activations) is mapped fresh and unmapped on free, so each forward and backward page-faults it in again, zeroed
     by the kernel, system time that the policy update spends on every step (benchmarks/shared_prefix_profile.py
     --in_run measures it).

@@ -133,12 +133,35 @@ def shared_prefix_logps(
     return logps, entropy, positions
 
 
-def packed_prefix_logps(model, input_ids, attention_mask, logits_to_keep: int, compute_entropy: bool, lead_ok: bool):
+PACKED_ATTENTION = ("sdpa", "eager")  # attention backends that take a custom 4D mask as it is
+
+
+def packed_prefix_logps(
+    model, input_ids, attention_mask, logits_to_keep: int, compute_entropy: bool, lead_ok: bool, max_rows=None
+):
     """What ``shared_prefix_logps`` returns, with the other mechanism (Prefix Grouper's): one packed sequence per group
     instead of a cache. A group's row holds its prompt without the last token, then one segment per completion (the
     last prompt token and the completion up to its last real token); a 4D mask lets every segment attend to the
     prompt's real tokens and causally to itself, and each segment's positions continue from the prompt's, so every
-    completion token is predicted from what TRL's whole-row forward gives it. One forward (and backward) per call."""
+    completion token is predicted from what TRL's whole-row forward gives it. One forward (and backward) per call, or
+    per chunk of whole groups of at most ``max_rows`` rows (a larger group alone)."""
+    if max_rows and input_ids.size(0) > max_rows:
+        of = prompt_groups(input_ids, attention_mask, input_ids.size(1) - logits_to_keep)[1].tolist()
+        chunks, rows = [], []
+        for g in range(max(of) + 1):
+            group = [i for i, x in enumerate(of) if x == g]
+            if rows and len(rows) + len(group) > max_rows:
+                chunks.append(rows)
+                rows = []
+            rows += group
+        chunks.append(rows)
+        parts = [
+            packed_prefix_logps(model, input_ids[c], attention_mask[c], logits_to_keep, compute_entropy, lead_ok)
+            for c in chunks
+        ]
+        where = torch.argsort(torch.tensor([i for c in chunks for i in c], device=input_ids.device))
+        entropy = torch.cat([p[1] for p in parts])[where] if compute_entropy else None
+        return torch.cat([p[0] for p in parts])[where], entropy, sum(p[2] for p in parts)
     lead, end, keep = trimmed_span(input_ids, attention_mask, logits_to_keep, lead_ok)
     ids, mask = input_ids[:, lead:end], attention_mask[:, lead:end].bool()
     pw = end - lead - keep  # prompt columns
@@ -146,8 +169,9 @@ def packed_prefix_logps(model, input_ids, attention_mask, logits_to_keep: int, c
     lengths = (
         1 + mask[:, pw:].flip(1).cumsum(1).clamp(max=1).sum(1)
     ).tolist()  # segment: last prompt token + completion
-    groups = [[i for i in range(ids.size(0)) if inverse[i] == g] for g in range(len(firsts))]
-    width = max(pw - 1 + sum(lengths[i] for i in rows) for rows in groups)
+    of = inverse.tolist()
+    groups = [[i for i in range(ids.size(0)) if of[i] == g] for g in range(len(firsts))]
+    width = max(2, max(pw - 1 + sum(lengths[i] for i in rows) for rows in groups))  # >= 2: one label column
     device, n = ids.device, len(groups)
     packed = torch.full((n, width), 0, dtype=ids.dtype, device=device)
     valid = torch.zeros(n, width, dtype=torch.bool, device=device)  # a real token (attendable as a key)
@@ -172,7 +196,8 @@ def packed_prefix_logps(model, input_ids, attention_mask, logits_to_keep: int, c
     q, k = segment[:, :, None], segment[:, None, :]
     causal = torch.ones(width, width, dtype=torch.bool, device=device).tril()
     allowed = causal & valid[:, None, :] & (((k == -1) & (q >= -1)) | ((q == k) & (q >= 0)))
-    allowed |= torch.eye(width, dtype=torch.bool, device=device)  # padding queries attend to themselves (no NaN)
+    # a query with no key (padding) attends to itself: no NaN, and nothing reads its output
+    allowed |= torch.eye(width, dtype=torch.bool, device=device) & ~allowed.any(-1, keepdim=True)
     attend = allowed[:, None]
     if getattr(model.config, "_attn_implementation", "sdpa") != "sdpa":  # eager and the like add a float mask
         attend = torch.zeros(attend.shape, dtype=model.dtype, device=device).masked_fill(
@@ -213,13 +238,16 @@ class SharedPrefix:
 
         @functools.wraps(logps)
         def logps_shared(*args, **kwargs):
+            packed = this.mechanism == "packed" and (
+                getattr(getattr(args[0], "config", None), "_attn_implementation", None) in PACKED_ATTENTION
+            )  # other backends (flash-attention) read a mask as padding: the cache mechanism there
             if (
                 len(args) < 4
                 or kwargs.get("compute_aux_loss")
                 or any(v is not None for k, v in kwargs.items() if k not in TEXT_ONLY_KWARGS)
                 or not can_share(args[0])
                 or args[1].size(1) - args[3] < 2  # a one-token prompt leaves nothing to share
-                or (checkpointed(args[0]) and this.mechanism == "cache")  # its layers would drop the cache
+                or (checkpointed(args[0]) and not packed)  # the cache mechanism's layers would drop the cache
             ):
                 this.fallbacks += 1
                 return logps(*args, **kwargs)
@@ -229,9 +257,9 @@ class SharedPrefix:
             max_rows = None if torch.is_grad_enabled() else kwargs.get("batch_size")
             entropy = bool(kwargs.get("compute_entropy"))
             with this.trainer.accelerator.autocast():  # as TRL's forward runs
-                if this.mechanism == "packed":  # one forward of the call's groups, each packed into one row
+                if packed:  # one forward of the call's groups (or chunks of them), each packed into one row
                     logp, ent, positions = packed_prefix_logps(
-                        model, input_ids, attention_mask, keep, entropy, this.lead_ok
+                        model, input_ids, attention_mask, keep, entropy, this.lead_ok, max_rows
                     )
                 else:
                     logp, ent, positions = shared_prefix_logps(

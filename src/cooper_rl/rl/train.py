@@ -246,7 +246,6 @@ def build_trainer(cfg: RLConfig):
     check_trl()
     if cfg.compact_lm_head and not torch.cuda.is_available():
         score_completions_only()  # TRL's CPU path would also push prompt and padding positions through the LM head
-    freed_memory_kept = cfg.keep_freed_memory and not torch.cuda.is_available() and keep_freed_memory()
     checkpoint = resolve_checkpoint(
         cfg.output_dir, cfg.resume_from_checkpoint, require=f"{RM_DIR}/{RM_STATE}" if cfg.reward == "cooper" else None
     )
@@ -349,8 +348,7 @@ def build_trainer(cfg: RLConfig):
         if int(os.environ.get("WORLD_SIZE", "1")) > 1:
             raise ValueError("eval_steps > 0 is single-process only; evaluate checkpoints with `cooper eval` instead")
         trainer.add_callback(EvalCallback(cfg, trainer, reward))
-    info = {"checkpoint": checkpoint, "n_prompts": len(dataset), "n_dropped_long_prompts": dropped}
-    return trainer, reward, {**info, "freed_memory_kept": freed_memory_kept}
+    return trainer, reward, {"checkpoint": checkpoint, "n_prompts": len(dataset), "n_dropped_long_prompts": dropped}
 
 
 def run_rl(cfg: RLConfig) -> dict:
@@ -375,6 +373,8 @@ def run_rl(cfg: RLConfig) -> dict:
         raise ValueError("--stop_at is single-process only (the ranks would stop at different steps)")
     deadline = time.time() + seconds_until(cfg.stop_at) if cfg.stop_at else None
     timer = signal_at(cfg.stop_at)  # a deadline is a signal at that time
+    # process-wide and for good: set by the run that owns the process (run_rl), not by build_trainer's other callers
+    kept = cfg.keep_freed_memory and not torch.cuda.is_available() and keep_freed_memory()
     try:
         trainer, reward, info = build_trainer(cfg)
         if deadline is not None and cfg.eval_steps > 0:  # added before on_signal, which acts on its request
@@ -400,6 +400,7 @@ def run_rl(cfg: RLConfig) -> dict:
         # every process's that made this run (None: resumed from a checkpoint without the record)
         "train_seconds_total": elapsed.total(),
         **info,
+        "freed_memory_kept": kept,  # keep_freed_memory applied (CPU, glibc)
         "policy_dir": str(out / "policy"),
         "last_metrics": reward.last_metrics,
     }
