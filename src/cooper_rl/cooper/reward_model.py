@@ -161,7 +161,7 @@ def length_batches(lengths: list[int], overhead: int = BATCH_OVERHEAD) -> list[l
     return batches[::-1]
 
 
-def _in_input_order(parts: list[tuple[list[int], torch.Tensor]], device) -> torch.Tensor:
+def in_input_order(parts: list[tuple[list[int], torch.Tensor]], device) -> torch.Tensor:
     """The values of (indices, values) batches concatenated back into the order of the indices (keeps autograd)."""
     order = torch.tensor([i for batch, _ in parts for i in batch], device=device)
     return torch.cat([value for _, value in parts])[torch.argsort(order)]
@@ -373,7 +373,7 @@ class VerifyRM:
             for batch in length_batches([len(x) for x in ids], self.batch_overhead):
                 input_ids, mask = self._padded([ids[i] for i in batch])
                 parts.append((batch, self.model(input_ids=input_ids, attention_mask=mask).logits.squeeze(-1).float()))
-        return _in_input_order(parts, self.device)
+        return in_input_order(parts, self.device)
 
     def _forward_shared(self, prefixes: list[list[int]], suffixes: list[list[int]], owner: list[int]) -> torch.Tensor:
         """One logit per sequence prefixes[owner[i]] + suffixes[i] (decoders only): one forward of the distinct
@@ -403,7 +403,7 @@ class VerifyRM:
                     use_cache=False,
                 )  # the score is read at the last non-pad suffix token, as in one forward of the whole sequence
                 logits.append((batch, res.logits.squeeze(-1).float()))
-        return _in_input_order(logits, self.device)
+        return in_input_order(logits, self.device)
 
     def _forward_grouped(self, ids: list[list[int]], keys: list) -> torch.Tensor:
         """_forward, where sequences with equal key (e.g. one prompt's rollouts, which share the question and

@@ -28,7 +28,7 @@ import functools
 import torch
 import torch.nn.functional as F
 
-from cooper_rl.cooper.reward_model import PREFIX_SHARING_TYPES, length_batches
+from cooper_rl.cooper.reward_model import PREFIX_SHARING_TYPES, in_input_order, length_batches
 from cooper_rl.rl.rollout_speed import TEXT_ONLY_KWARGS, shift_invariant, trimmed_span
 from cooper_rl.rl.trl_internals import wrap_trainer_method
 
@@ -76,6 +76,12 @@ def checkpointed(model) -> bool:
     return bool(check() if callable(check) else check)
 
 
+def segment_lengths(mask: torch.Tensor, prompt_width: int) -> list[int]:
+    """Per row: its last prompt token and its completion up to its last real token (the positions both mechanisms
+    forward after the shared prompt)."""
+    return (1 + mask[:, prompt_width:].flip(1).cumsum(1).clamp(max=1).sum(1)).tolist()
+
+
 def shared_prefix_logps(
     model, input_ids, attention_mask, logits_to_keep: int, compute_entropy: bool, lead_ok: bool, max_rows=None
 ):
@@ -103,7 +109,7 @@ def shared_prefix_logps(
     ]
     positions = prefix_ids.numel()
     # each row: its last prompt token and its completion up to its last real token
-    lengths = (1 + mask[:, prompt_width:].flip(1).cumsum(1).clamp(max=1).sum(1)).tolist()
+    lengths = segment_lengths(mask, prompt_width)
     parts_lp, parts_ent, order = [], [], []
     for batch in length_batches(lengths):
         for start in range(0, len(batch), max_rows or len(batch)):
@@ -159,16 +165,15 @@ def packed_prefix_logps(
             packed_prefix_logps(model, input_ids[c], attention_mask[c], logits_to_keep, compute_entropy, lead_ok)
             for c in chunks
         ]
-        where = torch.argsort(torch.tensor([i for c in chunks for i in c], device=input_ids.device))
-        entropy = torch.cat([p[1] for p in parts])[where] if compute_entropy else None
-        return torch.cat([p[0] for p in parts])[where], entropy, sum(p[2] for p in parts)
+        device = input_ids.device
+        logps = in_input_order([(c, p[0]) for c, p in zip(chunks, parts)], device)
+        entropy = in_input_order([(c, p[1]) for c, p in zip(chunks, parts)], device) if compute_entropy else None
+        return logps, entropy, sum(p[2] for p in parts)
     lead, end, keep = trimmed_span(input_ids, attention_mask, logits_to_keep, lead_ok)
     ids, mask = input_ids[:, lead:end], attention_mask[:, lead:end].bool()
     pw = end - lead - keep  # prompt columns
     firsts, inverse = prompt_groups(ids, mask.long(), pw)
-    lengths = (
-        1 + mask[:, pw:].flip(1).cumsum(1).clamp(max=1).sum(1)
-    ).tolist()  # segment: last prompt token + completion
+    lengths = segment_lengths(mask, pw)
     of = inverse.tolist()
     groups = [[i for i in range(ids.size(0)) if of[i] == g] for g in range(len(firsts))]
     width = max(2, max(pw - 1 + sum(lengths[i] for i in rows) for rows in groups))  # >= 2: one label column
