@@ -32,6 +32,7 @@ evaluate() {  # eval-rm of the trained RM on each set named, skipping the ones e
 }
 evaluate heldout robustness latex_heldout   # the suites the card reports beside round 7
 .venv/bin/python experiments/verifyrm/report_v4.py $R
-[ "${PACKAGE:-1}" = 1 ] && .venv/bin/python experiments/verifyrm/shipped/package.py --rm $out --results $R
 [ "${EXTRA:-1}" = 1 ] && evaluate prefix_probe svamp_cots long_check   # EXTRA=0: the card's suites only
+# the package last, so that its card carries the outside checks (PACKAGE_ARGS: package.py's --data, --recipe)
+[ "${PACKAGE:-1}" = 1 ] && .venv/bin/python experiments/verifyrm/shipped/package.py --rm $out --results $R ${PACKAGE_ARGS:-}
 exit 0

@@ -13,4 +13,4 @@ test -f runs/verifyrm-r8/train.jsonl || .venv/bin/python $S/round8_data.py --bas
   --out runs/verifyrm-r8/train.jsonl --stats $S/round8.stats.json
 # validation holds out 10 % of the questions (~2,200 rows with long ones, ~7 min): every 400 steps and at the end
 DATA=runs/verifyrm-r8/train.jsonl RUNS=runs/verifyrm-r8 RESULTS=experiments/verifyrm/results/round8 EVAL_STEPS=400 \
-  PACKAGE=0 bash $S/build.sh
+  PACKAGE=${PACKAGE:-0} bash $S/build.sh
