@@ -32,7 +32,7 @@ EMBEDDED = {
 }
 # the shipped VerifyRM's files (cooper_rl/assets/verifyrm) and how to make them anew
 VERIFYRM_FILES = ("adapter_config.json", "adapter_model.safetensors", "cooper_rm.json", "SHA256SUMS")
-VERIFYRM_REBUILD = "bash experiments/verifyrm/shipped/build.sh (in a clone of the repository; docs/VERIFYRM.md)"
+VERIFYRM_REBUILD = "bash experiments/verifyrm/shipped/round8.sh (in a clone of the repository; docs/VERIFYRM.md)"
 _GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _MARKER = "cooper_model.json"
 

@@ -1,5 +1,5 @@
-"""docs/VERIFYRM.md's and the shipped model card's tables against the committed evaluations (results/shipped, round 7's
-summary): a doc or card that drifts from its numbers fails here."""
+"""docs/VERIFYRM.md's and the shipped model card's tables against the committed evaluations (package.SHIPPED: round 8,
+beside round 7's summary): a doc or card that drifts from its numbers fails here."""
 
 import json
 from pathlib import Path
@@ -13,7 +13,7 @@ package = load_script("package", EXPERIMENTS / "verifyrm" / "shipped")
 
 
 def summaries() -> tuple[dict, dict]:
-    ours = json.loads((RESULTS / "shipped/summary.json").read_text())["shipped_smollm2"]
+    ours = json.loads((package.SHIPPED / "summary.json").read_text())[f"{package.SHIPPED.name}_smollm2"]
     theirs = json.loads((RESULTS / "v7/summary.json").read_text())["v7_smollm2"]
     return ours, theirs
 
@@ -44,7 +44,7 @@ def test_the_cards_per_form_table_is_the_committed_one():
 
 
 def test_the_docs_outside_checks_are_the_committed_scores():
-    checks = package.outside_checks(RESULTS / "shipped")
+    checks = package.outside_checks(package.SHIPPED)
     table = rows(ROOT / "docs/VERIFYRM.md", "| check | rows | correct accepted")
     assert len(table) == len(checks)
     for name, n, accepted, rejected, _ in table:

@@ -33,6 +33,7 @@ evaluate() {  # eval-rm of the trained RM on each set named, skipping the ones e
 evaluate heldout robustness latex_heldout   # the suites the card reports beside round 7
 .venv/bin/python experiments/verifyrm/report_v4.py $R
 [ "${EXTRA:-1}" = 1 ] && evaluate prefix_probe svamp_cots long_check   # EXTRA=0: the card's suites only
-# the package last, so that its card carries the outside checks (PACKAGE_ARGS: package.py's --data, --recipe)
-[ "${PACKAGE:-1}" = 1 ] && .venv/bin/python experiments/verifyrm/shipped/package.py --rm $out --results $R ${PACKAGE_ARGS:-}
+# the package last, so that its card carries the outside checks (RECIPE: the card's name for the training rows)
+[ "${PACKAGE:-1}" = 1 ] && .venv/bin/python experiments/verifyrm/shipped/package.py --rm $out --results $R \
+  --data ${DATA:-runs/verifyrm-v7/train.jsonl} ${RECIPE:+--recipe "$RECIPE"}
 exit 0

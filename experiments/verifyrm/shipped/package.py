@@ -1,8 +1,8 @@
 """Package a LoRA VerifyRM as the shipped `verifyrm` (issue 104): its adapter, score head and metadata copied into
 src/cooper_rl/assets/verifyrm, SHA256SUMS, and the model card (README.md) written from the committed evaluations.
 
-  python experiments/verifyrm/shipped/package.py --rm runs/verifyrm-lora/r16-s0 \
-      [--results experiments/verifyrm/results/shipped] [--round7 experiments/verifyrm/results/v7]
+  python experiments/verifyrm/shipped/package.py --rm runs/verifyrm-r8/r16-s0 --data runs/verifyrm-r8/train.jsonl \
+      [--results experiments/verifyrm/results/round8] [--round7 experiments/verifyrm/results/v7] [--recipe TEXT]
 
 Every number in the card comes from --results/summary.json (report_v4.py over the shipped RM's evaluations) and
 --round7/summary.json (round 7's full fine-tune, three seeds); the training data's licences are counted from the
@@ -27,13 +27,18 @@ sys.path.insert(0, str(ROOT / "experiments"))
 from stats import pct, pct_sd  # noqa: E402
 
 ASSETS = ROOT / "src" / "cooper_rl" / "assets" / "verifyrm"
+# the evaluations of the RM in the package (round 8 since decide.py's decision.json; results/shipped: the first one,
+# round 7's rows)
+SHIPPED = ROOT / "experiments" / "verifyrm" / "results" / "round8"
 WEIGHTS = ("adapter_config.json", "adapter_model.safetensors", "cooper_rm.json")
 OUTSIDE = {  # outside_checks.py's sets and the prefix probe, scored by build.sh (EXTRA=1)
     "svamp_cots": "held-out SVAMP worked solutions",
     "long_check": "long worked solutions (synthetic)",
     "prefix_probe": "answers cut to a prefix of the reference",
 }
-RECIPE = "round 7's rows"  # the card's name for the training rows (--recipe)
+RECIPE = (  # the card's name for the training rows (--recipe)
+    "round 8's rows: round 7's, 4,000 long worked solutions (half correct) and 400 answers cut to a prefix of the reference"
+)
 SETS = {
     "heldout": "round 3's held-out (600 GSM8K-test completions: gold solutions, policy samples)",
     "robustness": "robustness suite (2,148 rows: 12 answer formats, 11 traps, integer answers)",
@@ -114,7 +119,8 @@ def card(
         "```",
         "`cooper eval-rm --rm verifyrm --data my.jsonl` (question, reference, completion, label) scores your own rows.",
         "",
-        "**How well** (% right at reward 0.5; round 7: the same recipe as a full fine-tune, mean ± sd of 3 seeds):",
+        "**How well** (% right at reward 0.5; round 7: its rows as a full fine-tune of every weight, mean ± sd of 3",
+        "seeds):",
         "",
         *set_table(ours, theirs),
     ]
@@ -159,9 +165,9 @@ def card(
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rm", required=True, help="A LoRA RM dir (train-rm --lora_rank).")
-    ap.add_argument("--results", default="experiments/verifyrm/results/shipped", help="Its evaluations + summary.")
+    ap.add_argument("--results", default=str(SHIPPED.relative_to(ROOT)), help="Its evaluations + summary.")
     ap.add_argument("--round7", default="experiments/verifyrm/results/v7", help="Round 7's summary, beside it.")
-    ap.add_argument("--data", default="runs/verifyrm-v7/train.jsonl", help="The training rows (licence counts).")
+    ap.add_argument("--data", default="runs/verifyrm-r8/train.jsonl", help="The training rows (licence counts).")
     ap.add_argument("--problems", default="../shared/data/college_math/problems.jsonl", help="College-math problems.")
     ap.add_argument("--out", default=str(ASSETS), help="Where the package's files go.")
     ap.add_argument("--recipe", default=RECIPE, help="The card's name for the training rows.")

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Round 8 (issue 104 §2): the shipped recipe on round 7's rows + long worked solutions + prefix traps
-# (round8_data.py; predictions and decision rule in predictions.md, written before the training), evaluated on the
-# shipped RM's suites and checks (build.sh), results in experiments/verifyrm/results/round8. Resumable.
-#   [SEED=0] [RANK=16] bash experiments/verifyrm/shipped/round8.sh
+# Round 8, the shipped VerifyRM (issue 104 §2): the LoRA recipe on round 7's rows + long worked solutions + prefix
+# traps (round8_data.py; predictions and decision rule in predictions.md, written before the training), evaluated on
+# the suites and checks (build.sh), results in experiments/verifyrm/results/round8, then packaged into
+# src/cooper_rl/assets/verifyrm with its card (PACKAGE=0: not). Resumable; the committed RM (results/round8/rm) is
+# evaluated and packaged without retraining (REBUILD=1 trains it again: ~3 h on 2 cores).
+#   [SEED=0] [RANK=16] [PACKAGE=1] [REBUILD=1] bash experiments/verifyrm/shipped/round8.sh
 source "$(dirname "$0")/../../common.sh"
 [ -n "${PINNED:-}" ] || unset ATEN_CPU_CAPABILITY LD_PRELOAD
 S=experiments/verifyrm/shipped
@@ -13,4 +15,4 @@ test -f runs/verifyrm-r8/train.jsonl || .venv/bin/python $S/round8_data.py --bas
   --out runs/verifyrm-r8/train.jsonl --stats $S/round8.stats.json
 # validation holds out 10 % of the questions (~2,200 rows with long ones, ~7 min): every 400 steps and at the end
 DATA=runs/verifyrm-r8/train.jsonl RUNS=runs/verifyrm-r8 RESULTS=experiments/verifyrm/results/round8 EVAL_STEPS=400 \
-  PACKAGE=${PACKAGE:-0} bash $S/build.sh
+  PACKAGE=${PACKAGE:-1} bash $S/build.sh
