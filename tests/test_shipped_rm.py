@@ -14,7 +14,7 @@ from cooper_rl.io import file_sha256
 from cooper_rl.models import VERIFYRM_FILES, verifyrm_path
 
 ROOT = Path(__file__).resolve().parents[1]
-CHECK = ROOT / "tests" / "data" / "verifyrm_check.jsonl"  # 100 rows drawn before scoring (check_set.py)
+CHECK = ROOT / "tests" / "data" / "verifyrm_check.jsonl"  # 400 rows of the suites (check_set.py: provenance)
 
 
 def test_the_shipped_files_are_whole_and_small():
@@ -84,5 +84,5 @@ def test_a_damaged_install_names_the_file_and_the_rebuild_command(tmp_path, dama
         weights.unlink()
     else:
         weights.write_bytes(weights.read_bytes()[:-8] + b"\0" * 8)
-    with pytest.raises(ModelNotAvailableError, match=r"adapter_model\.safetensors .*build\.sh"):
+    with pytest.raises(ModelNotAvailableError, match=r"adapter_model\.safetensors .*shipped/round8\.sh"):
         verifyrm_path(d)

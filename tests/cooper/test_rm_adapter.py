@@ -86,8 +86,8 @@ def test_shipped_files_are_checked_and_a_bad_one_is_named_with_the_rebuild_comma
     data = bytearray(weights.read_bytes())
     data[-1] ^= 1  # one flipped bit in the last weight
     weights.write_bytes(bytes(data))
-    with pytest.raises(ModelNotAvailableError, match=r"adapter_model\.safetensors has sha256 .*shipped/build\.sh"):
+    with pytest.raises(ModelNotAvailableError, match=r"adapter_model\.safetensors has sha256 .*shipped/round8\.sh"):
         verifyrm_path(d)
     weights.unlink()
-    with pytest.raises(ModelNotAvailableError, match=r"adapter_model\.safetensors is missing.*shipped/build\.sh"):
+    with pytest.raises(ModelNotAvailableError, match=r"adapter_model\.safetensors is missing.*shipped/round8\.sh"):
         verifyrm_path(d)
