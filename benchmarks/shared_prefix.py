@@ -45,11 +45,12 @@ FEWSHOT = (  # three worked examples before the question: a prompt ~4x as long a
     "Q: {question} A:"
 )
 SETTINGS = {  # flags on top of configs/rl_cpu.yaml; every setting trains on 64 rollouts per step
-    "rl_cpu": [],
-    "G4": ["--num_generations", "4", "--prompts_per_step", "16"],
-    "G16": ["--num_generations", "16", "--prompts_per_step", "4"],
-    "fewshot": ["--prompt_template", FEWSHOT],
-    "micro32": ["--gradient_accumulation_steps", "2"],  # the loss in 2 micro-batches of 32 rows (4 groups), not 4 of 16
+    # the loss in 4 micro-batches of 16 rows (the preset's before issue 105, as these settings were measured)
+    "rl_cpu": ["--gradient_accumulation_steps", "4"],
+    "G4": ["--gradient_accumulation_steps", "4", "--num_generations", "4", "--prompts_per_step", "16"],
+    "G16": ["--gradient_accumulation_steps", "4", "--num_generations", "16", "--prompts_per_step", "4"],
+    "fewshot": ["--gradient_accumulation_steps", "4", "--prompt_template", FEWSHOT],
+    "micro32": ["--gradient_accumulation_steps", "2"],  # 2 micro-batches of 32 rows (4 groups): the preset now
 }
 TRACE_METRICS = ("reward_mean", "rule_accuracy", "completion_length")  # metrics.jsonl
 TRACE_LOGS = ("loss", "kl", "entropy", "grad_norm")  # trainer_log.jsonl

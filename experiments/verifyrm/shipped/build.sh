@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Issue 104: build the shipped VerifyRM from nothing: round 7's data (rebuilt byte-identical from the committed
-# record), LoRA training (train.sh), evaluation on round 3's held-out set, the robustness suite, the LaTeX suite, the
-# prefix probe and the two outside checks (outside_checks.py; results/shipped), and the package files with their
-# model card (package.py ->
-# src/cooper_rl/assets/verifyrm). Resumable: each step skips what it finished; training continues from its checkpoint.
-#   [SEED=0] [RANK=16] [PACKAGE=1] [EXTRA=1] [REBUILD=1] bash experiments/verifyrm/shipped/build.sh
+# Issue 104: the pipeline of a LoRA VerifyRM from nothing: its data (DATA, default round 7's, rebuilt byte-identical
+# from the committed record), LoRA training (train.sh), evaluation on round 3's held-out set, the robustness suite,
+# the LaTeX suite, the prefix probe and the two outside checks (outside_checks.py) into RESULTS, and with PACKAGE=1
+# the package files with their model card (package.py -> src/cooper_rl/assets/verifyrm; RECIPE names the rows).
+# The shipped RM is round 8's: `bash experiments/verifyrm/shipped/round8.sh` runs this with its data and packages it.
+# Alone, it rebuilds the first shipped RM (round 7's rows, results/shipped) without packaging it. Resumable: each step
+# skips what it finished; training continues from its checkpoint.
+#   [SEED=0] [RANK=16] [PACKAGE=0] [EXTRA=1] [REBUILD=1] bash experiments/verifyrm/shipped/build.sh
 source "$(dirname "$0")/../../common.sh"
 [ -n "${PINNED:-}" ] || unset ATEN_CPU_CAPABILITY LD_PRELOAD   # native kernels, as round 7 (run_v4.sh)
 SEED=${SEED:-0} RANK=${RANK:-16}
@@ -34,6 +36,6 @@ evaluate heldout robustness latex_heldout   # the suites the card reports beside
 .venv/bin/python experiments/verifyrm/report_v4.py $R
 [ "${EXTRA:-1}" = 1 ] && evaluate prefix_probe svamp_cots long_check   # EXTRA=0: the card's suites only
 # the package last, so that its card carries the outside checks (RECIPE: the card's name for the training rows)
-[ "${PACKAGE:-1}" = 1 ] && .venv/bin/python experiments/verifyrm/shipped/package.py --rm $out --results $R \
+[ "${PACKAGE:-0}" = 1 ] && .venv/bin/python experiments/verifyrm/shipped/package.py --rm $out --results $R \
   --data ${DATA:-runs/verifyrm-v7/train.jsonl} ${RECIPE:+--recipe "$RECIPE"}
 exit 0

@@ -3,7 +3,7 @@
 # traps (round8_data.py; predictions and decision rule in predictions.md, written before the training), evaluated on
 # the suites and checks (build.sh), results in experiments/verifyrm/results/round8, then packaged into
 # src/cooper_rl/assets/verifyrm with its card (PACKAGE=0: not). Resumable; the committed RM (results/round8/rm) is
-# evaluated and packaged without retraining (REBUILD=1 trains it again: ~3 h on 2 cores).
+# evaluated and packaged without retraining (REBUILD=1 trains it again: ~3.5 h on 2 cores).
 #   [SEED=0] [RANK=16] [PACKAGE=1] [REBUILD=1] bash experiments/verifyrm/shipped/round8.sh
 source "$(dirname "$0")/../../common.sh"
 [ -n "${PINNED:-}" ] || unset ATEN_CPU_CAPABILITY LD_PRELOAD
