@@ -389,6 +389,12 @@ def job_env(threads: int | None, default_jobs: int) -> dict:
     return native_env(threads or (max(1, (os.cpu_count() or 2) // jobs) if jobs > 1 else None))
 
 
+def sharing(limit: int, running: int, waiting: int) -> int:
+    """How many jobs share the cores once one more starts: those running, it, and those waiting to start, at most
+    ``limit`` (--jobs): a run planned alone gets every core, not 1 / --jobs of them."""
+    return max(1, min(limit, running + 1 + waiting))
+
+
 def step0_pending(name: str, seed: int) -> bool:
     """Whether run NAME:SEED has not finished its step-0 evaluation yet."""
     return not (RUNS / run_name(name, seed) / "eval" / "step-0" / "summary.json").is_file()
@@ -468,7 +474,7 @@ def main():
                 else:
                     print(f"[rl_learns] {job} ({time.strftime('%H:%M:%S')})", flush=True)
                     log = open(RUNS / f"{job.replace(':', '-')}.log", "a")
-                    running[job] = subprocess.Popen(prereq_command(settings, job), cwd=ROOT, env=job_env(args.threads, args.jobs), stdout=log, stderr=subprocess.STDOUT, pass_fds=(lock,), start_new_session=True)  # fmt: skip
+                    running[job] = subprocess.Popen(prereq_command(settings, job), cwd=ROOT, env=job_env(args.threads, sharing(args.jobs, len(running), len(todo))), stdout=log, stderr=subprocess.STDOUT, pass_fds=(lock,), start_new_session=True)  # fmt: skip
                     os.close(lock)
                 continue
             # a seed's step-0 evaluation is computed once: its other runs wait for the first to finish it; runs wait
@@ -500,7 +506,7 @@ def main():
                     f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {' '.join(cmd).replace(str(ROOT) + '/', '')}\n"
                 )
             print(f"[rl_learns] {name}:{seed} -> {out} ({time.strftime('%H:%M:%S')})", flush=True)
-            running[(name, seed)] = subprocess.Popen(cmd, cwd=ROOT, env=job_env(args.threads, args.jobs), stdout=open(f"{out}.log", "a"), stderr=subprocess.STDOUT, pass_fds=(lock,))  # fmt: skip
+            running[(name, seed)] = subprocess.Popen(cmd, cwd=ROOT, env=job_env(args.threads, sharing(args.jobs, len(running), len(todo))), stdout=open(f"{out}.log", "a"), stderr=subprocess.STDOUT, pass_fds=(lock,))  # fmt: skip
             os.close(lock)
         time.sleep(60)
         for key, p in list(running.items()):

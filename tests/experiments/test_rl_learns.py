@@ -624,6 +624,13 @@ def test_a_job_gets_the_cores_the_jobs_file_leaves_it(tmp_path, monkeypatch):
     assert run.job_env(3, 2)["OMP_NUM_THREADS"] == "3"
 
 
+def test_a_run_planned_alone_gets_every_core():
+    assert run.sharing(2, running=0, waiting=0) == 1  # alone: job_env(None, 1) leaves torch all cores
+    assert run.sharing(2, running=1, waiting=0) == 2  # beside a running job
+    assert run.sharing(2, running=0, waiting=3) == 2  # more planned than --jobs: --jobs at a time
+    assert run.sharing(1, running=0, waiting=3) == 1
+
+
 def test_evaluation_sets_pair_across_checkouts(tmp_path):
     def samples(run, root):
         d = tmp_path / run / "eval" / "step-0"
