@@ -217,6 +217,8 @@ class VerifyRM:
         # Rollouts of one prompt share the question + reference prefix: a decoder computes it once (KV cache)
         self.share_prefix = can_share_prefix(model, max_length)
         self.batch_overhead = BATCH_OVERHEAD  # length_batches: larger, fewer forwards; 10**9: one padded batch
+        # subtracted from every logit: a threshold moved after training (cooper/recalibration.py), saved in META_FILE
+        self.offset = float(self.meta.get("logit_offset", 0.0))
 
     @property
     def device(self) -> torch.device:
@@ -346,6 +348,9 @@ class VerifyRM:
             "max_length": self.max_length,
             "backbone": self.backbone,
         }
+        meta.pop("logit_offset", None)
+        if self.offset:
+            meta["logit_offset"] = self.offset
         self.model.save_pretrained(directory)
         if not self.is_adapter:  # an adapter reads its base's tokenizer
             self.tokenizer.save_pretrained(directory)
@@ -435,14 +440,15 @@ class VerifyRM:
         return torch.stack(out)
 
     def logits(self, questions, references, completions) -> torch.Tensor:
-        """Raw logits (one per triple, with grad, in the model's current train/eval mode)."""
-        return self._forward_grouped(self.encode(questions, references, completions), list(zip(questions, references)))
+        """Logits (one per triple, minus the RM's offset; with grad, in the model's current train/eval mode)."""
+        ids = self.encode(questions, references, completions)
+        return self._forward_grouped(ids, list(zip(questions, references))) - self.offset
 
     @torch.no_grad()
     def score(
         self, questions, references, completions, batch_size: int = 64, sort_by_length: bool = True
     ) -> list[float]:
-        """Rewards sigmoid(logit) in the original order, computed in eval mode without grad.
+        """Rewards sigmoid(logit - offset) in the original order, computed in eval mode without grad.
 
         With sort_by_length, sequences are batched by encoded length (less padding); otherwise in input order.
         On a decoder backbone (share_prefix) the sequences of one (question, reference) are batched together and
@@ -462,7 +468,8 @@ class VerifyRM:
         try:
             for start in range(0, len(order), batch_size):
                 chunk = order[start : start + batch_size]
-                p = torch.sigmoid(self._forward_grouped([ids[i] for i in chunk], [keys[i] for i in chunk])).tolist()
+                s = self._forward_grouped([ids[i] for i in chunk], [keys[i] for i in chunk]) - self.offset
+                p = torch.sigmoid(s).tolist()
                 for i, v in zip(chunk, p):
                     probs[i] = v
         finally:

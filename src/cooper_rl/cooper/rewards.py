@@ -196,18 +196,20 @@ class CooperReward(ModelReward):
         reference_positives: bool = False,
         pairs_path: str | Path | None = None,
         rehearsal=None,
+        recalibration=None,
         **kwargs,
     ):
         """negatives: a generator of negatives.py; pairs_per_prompt: pairs per prompt; reference_positives: prompts
         without a verified rollout take their worked solution (the `solution` column) as the positive (beyond the
         paper); pairs_path: a jsonl file for every RM training pair (texts, logits, loss); rehearsal: a
-        cooper.rehearsal.Rehearsal whose labelled rows join each RM update (beyond the paper); kwargs: those of
-        ModelReward."""
+        cooper.rehearsal.Rehearsal whose labelled rows join each RM update (beyond the paper); recalibration: a
+        cooper.recalibration.Recalibration that raises the RM's threshold after each update (beyond the paper);
+        kwargs: those of ModelReward."""
         super().__init__(rm, **kwargs)
         self.negatives, self.pairs_per_prompt = negatives, pairs_per_prompt
         self.reference_positives = reference_positives
         self.pairs_path = Path(pairs_path) if pairs_path else None
-        self.rehearsal = rehearsal
+        self.rehearsal, self.recalibration = rehearsal, recalibration
         self.last_pairs: list[dict] = []
 
     def extra_logs(self) -> list[tuple[Path, list[dict]]]:
@@ -215,7 +217,10 @@ class CooperReward(ModelReward):
         return [(self.pairs_path, self.last_pairs)] if self.pairs_path is not None else []
 
     def rewards(self, questions, references, texts, verdicts, solutions=None) -> tuple[list[float], dict]:
-        """Rewards from the RM as it is now, then one RM update on its scores (its metrics come with the rewards)."""
+        """Rewards from the RM as it is now, then one RM update on its scores (its metrics come with the rewards),
+        then, with recalibration, its threshold moved."""
+        if self.recalibration is not None:
+            self.recalibration.start(self.rm)  # k0 from the starting RM (once)
         scores, extra = self.score(questions, references, texts, verdicts)
         if self.reference_positives and solutions is None:
             raise ValueError("reference_positives needs a `solution` column in the training dataset")
@@ -233,6 +238,8 @@ class CooperReward(ModelReward):
             rehearsal=self.rehearsal,
         )
         t_step = time.perf_counter() - t0
+        if self.recalibration is not None and step["rm_loss"] is not None:  # the RM moved: hold its threshold
+            step.update(self.recalibration(self.rm))
         self.last_pairs = step.pop("pairs")
         timing = {"time/negatives": step["neg_seconds"], "time/rm_update": t_step - step["neg_seconds"]}
         return self.reward_of(scores), {**extra, **{f"rm/{k}": v for k, v in step.items()}, **timing}

@@ -33,7 +33,7 @@ def _generators(reward) -> dict:
 
 def save_rm_state(reward, checkpoint_dir: str | os.PathLike) -> Path:
     """Write the co-optimized RM of a CooperReward (weights, tokenizer, optimizer, scheduler, negatives RNG,
-    monitor, rehearsal draw) to checkpoint_dir/cooper_rm atomically. Returns that path."""
+    monitor, rehearsal draw, recalibration's k0) to checkpoint_dir/cooper_rm atomically. Returns that path."""
     target = Path(checkpoint_dir) / RM_DIR
     with atomic_dir(target) as tmp:
         reward.rm.save_pretrained(tmp)
@@ -44,6 +44,7 @@ def save_rm_state(reward, checkpoint_dir: str | os.PathLike) -> Path:
                 "negatives_rng": {k: g.rng.getstate() for k, g in _generators(reward).items() if hasattr(g, "rng")},
                 "monitor": reward.monitor.state_dict() if reward.monitor is not None else None,
                 "rehearsal": reward.rehearsal.state_dict() if getattr(reward, "rehearsal", None) else None,
+                "recalibration": reward.recalibration.state_dict() if getattr(reward, "recalibration", None) else None,
             },
             tmp / RM_STATE,
         )
@@ -67,6 +68,8 @@ def load_rm_state(reward, checkpoint_dir: str | os.PathLike) -> None:
         reward.monitor.load_state_dict(state["monitor"])
     if state.get("rehearsal") is not None and getattr(reward, "rehearsal", None) is not None:
         reward.rehearsal.load_state_dict(state["rehearsal"])
+    if state.get("recalibration") is not None and getattr(reward, "recalibration", None) is not None:
+        reward.recalibration.load_state_dict(state["recalibration"])
 
 
 class RMCheckpointCallback(TrainerCallback):

@@ -113,6 +113,18 @@ class RLConfig:
     rm_rehearsal_weight: float = field(
         default=1.0, metadata={"help": "Weight of the rehearsed rows' mean BCE beside the pairs' mean loss."}
     )
+    rm_recalibrate: str | None = field(
+        default=None,
+        metadata={
+            "help": "Beyond the paper: labelled rows whose label-0 rows are known negatives (e.g. other models' wrong "
+            "completions of training questions, labelled by the rule); after each RM update the RM's threshold "
+            "rises just enough that it accepts no more of them than the starting RM did; the ranking is untouched "
+            "(cooper/recalibration.py). Off (None) by default."
+        },
+    )
+    rm_recalibrate_rows: int = field(
+        default=256, metadata={"help": "Known negatives drawn once (seeded) from rm_recalibrate, scored per update."}
+    )
     rm_weight_decay: float = field(default=0.0, metadata={"help": "AdamW weight decay of the co-optimized RM."})
     rm_warmup_steps: int = field(
         default=0, metadata={"help": "RM updates with a linear learning-rate warm-up (0: none)."}
@@ -482,7 +494,7 @@ RUN_IDENTITY = {
     "model": ("rm", "rm_max_length", "rm_sha256", "rm_binary_reward"),
     "cooper": (
         "rm", "rm_max_length", "rm_sha256", "rm_binary_reward", "rm_learning_rate", "rm_train_params", "rm_weight_decay",
-        "rm_warmup_steps", "rm_rehearsal", "rm_rehearsal_rows", "rm_rehearsal_weight", "negatives", "assistant", "pairs_per_prompt", "reference_positives",
+        "rm_warmup_steps", "rm_rehearsal", "rm_rehearsal_rows", "rm_rehearsal_weight", "rm_recalibrate", "rm_recalibrate_rows", "negatives", "assistant", "pairs_per_prompt", "reference_positives",
     ),
 }  # fmt: skip
 

@@ -27,6 +27,7 @@ import torch
 
 from cooper_rl.cooper.monitor import HackingMonitor, logged_signals
 from cooper_rl.cooper.negatives import make_negative_generator
+from cooper_rl.cooper.recalibration import Recalibration
 from cooper_rl.cooper.rehearsal import Rehearsal
 from cooper_rl.cooper.rewards import CooperReward, ModelReward, RuleReward
 from cooper_rl.formats import restyle
@@ -181,6 +182,11 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
             load_rm_rows(cfg.rm_rehearsal), cfg.rm_rehearsal_rows, cfg.rm_rehearsal_weight, cfg.seed, cfg.rm_rehearsal
         )
         if cfg.rm_rehearsal
+        else None,
+        recalibration=Recalibration(
+            load_rm_rows(cfg.rm_recalibrate), cfg.rm_recalibrate_rows, cfg.seed, cfg.rm_recalibrate
+        )
+        if cfg.rm_recalibrate
         else None,
         monitor=monitor,
         batch_size=cfg.rm_batch_size,

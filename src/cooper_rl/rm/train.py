@@ -244,6 +244,9 @@ def _train_rm(cfg: TrainRMConfig, on_signal) -> dict:
         train_sampling_strategy="group_by_length",  # batches of similar length: little padding
         remove_unused_columns=False,
     )
+    if rm.offset:  # a recalibrated threshold (cooper/recalibration.py): the Trainer fits raw logits, so drop it
+        print(f"[train-rm] dropping the RM's logit offset {rm.offset:+.3f}: training refits its threshold", flush=True)
+        rm.offset = 0.0
     head = set(rm.new_parameters)
     groups: dict[tuple[bool, bool], dict] = {}
     for name, p in rm.model.named_parameters():
