@@ -751,3 +751,23 @@ def test_a_finished_runs_adapter_rm_is_kept_with_its_sums_and_a_full_model_is_no
     (out / "rm" / "adapter_model.safetensors").unlink()  # a full model (model.safetensors) is not committed
     (out / "rm" / "model.safetensors").write_bytes(b"x")
     assert not run.copy_final_rm(out, tmp_path / "copy2")
+
+
+def test_the_known_negatives_are_the_committed_build_and_hold_no_evaluation_question():
+    """cooper_recal's known negatives (known_negatives.py): the file its stats name (sha256, counts), rule-labelled
+    rows of the labelled set's two writers, none on a question of that set (GSM8K test 101-300)."""
+    import hashlib
+
+    path = HERE / "data/known_negatives.jsonl"
+    stats = json.loads((HERE / "data/known_negatives.jsonl.stats.json").read_text())
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == stats["sha256"]
+    rows = [json.loads(x) for x in path.read_text().splitlines()]
+    assert len(rows) == stats["rows"] and sum(1 - r["label"] for r in rows) == stats["negatives"]
+    heldout = HERE.parents[0] / "verifyrm/v3/heldout.jsonl"
+    evaluated = {json.loads(x)["question"].strip() for x in heldout.read_text().splitlines()}
+    assert not evaluated & {r["question"].strip() for r in rows}
+    assert {r["source"] for r in rows} == {json.loads(x)["source"] for x in heldout.read_text().splitlines()} - {
+        "experiments/verifyrm/v3/gsm8k_test_101_300.jsonl"  # the set's positives: reference solutions
+    }
+    flags = yaml.safe_load((HERE / "settings.yaml").read_text())["conditions"]["cooper_recal"]["flags"]
+    assert flags["rm_recalibrate"] == "experiments/rl_learns/data/known_negatives.jsonl"

@@ -238,8 +238,10 @@ class CooperReward(ModelReward):
             rehearsal=self.rehearsal,
         )
         t_step = time.perf_counter() - t0
-        if self.recalibration is not None and step["rm_loss"] is not None:  # the RM moved: hold its threshold
-            step.update(self.recalibration(self.rm))
-        self.last_pairs = step.pop("pairs")
         timing = {"time/negatives": step["neg_seconds"], "time/rm_update": t_step - step["neg_seconds"]}
+        if self.recalibration is not None and step["rm_loss"] is not None:  # the RM moved: hold its threshold
+            t0 = time.perf_counter()
+            step.update(self.recalibration(self.rm))
+            timing["time/recalibrate"] = time.perf_counter() - t0
+        self.last_pairs = step.pop("pairs")
         return self.reward_of(scores), {**extra, **{f"rm/{k}": v for k, v in step.items()}, **timing}
