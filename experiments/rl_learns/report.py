@@ -40,6 +40,7 @@ from cooper_rl.learning_signal import group_advantages, learning_signal  # noqa:
 from stats import bootstrap_se, ci95, difference, eval_scores, mean, slope_per_1000  # noqa: E402
 
 sys.path.insert(0, str(HERE))
+import verifier_kept  # noqa: E402
 from rundirs import COLLAPSE, SEEDS, collapse, finished_run, heldout_means, name_seed, run_name  # noqa: E402
 
 ARMS = ("cooper_paper", "cooper_paper_noscale")  # §4: the paper's Cooper and its intervention arm
@@ -712,6 +713,7 @@ def decisions(c: dict) -> dict:
             lambda: [(f"rule's {t} gain", three(c["rule"]["gain"].get(t))) for t in sets],
         ),
         "section4": decide(["cooper_paper", "cooper_paper_noscale"], lambda: section4(c), lambda: []),
+        "issue106": verifier_kept.judge(c),  # waits for its variants' own seeds
         "section5": decide(
             ["rule", *arms5],
             lambda: section5(c),
@@ -912,6 +914,8 @@ def comparison_table(comp: dict | None) -> str:
     for section, waiting in (("section4", "both arms"), ("section5", "every condition")):
         verdict = json.dumps(_rounded(d[section])) if d[section] else f"waiting for 3 seeds of {waiting}"
         lines += ["", f"§{section[-1]} (pre-registered): {verdict}"]
+    if d.get("issue106"):
+        lines += ["", f"Issue 106, the RM kept a verifier (pre-registered, verifier_kept.py): {json.dumps(_rounded(d['issue106']))}"]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 

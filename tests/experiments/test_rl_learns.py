@@ -771,3 +771,48 @@ def test_the_known_negatives_are_the_committed_build_and_hold_no_evaluation_ques
     }
     flags = yaml.safe_load((HERE / "settings.yaml").read_text())["conditions"]["cooper_recal"]["flags"]
     assert flags["rm_recalibrate"] == "experiments/rl_learns/data/known_negatives.jsonl"
+
+
+def _arm(seeds_wrong: dict, auroc_end: float, end: float, collapsed=(), right_end=0.2) -> dict:
+    """A condition as report.comparison gives it: {seed: {step: wrong accepted}} and the means the judgement reads."""
+    wrong_end = sum(v[50] for v in seeds_wrong.values()) / len(seeds_wrong)
+    return {
+        "seeds": sorted(seeds_wrong),
+        "rm_errors_by_seed": {
+            str(s): {str(st): {"wrong_accepted": w, "right_rejected": 1.0} for st, w in v.items()}
+            for s, v in seeds_wrong.items()
+        },
+        "rm_auroc_by_step": {"0": 0.895, "50": auroc_end},
+        "rm_errors_by_step": {"50": {"wrong_accepted": wrong_end, "right_rejected": right_end, "n_seeds": 3}},
+        "end": {"mean of sets": {"mean": end}},
+        "collapsed": list(collapsed),
+    }
+
+
+def test_issue_106s_judgement_follows_its_pre_registration():
+    """verifier_kept.judge on hand-made comparisons: target 1 per seed at every evaluation (start + 2 points, not
+    more), AUROC against cooper_paper's, collapse and the 2-point band; the default only once both variants are in."""
+    kept = load_script("verifier_kept", HERE)
+    paper = _arm({s: {0: 6.0, 25: 12.0, 50: 17.0} for s in (0, 1, 2)}, 0.986, 11.8)
+    held = {0: {0: 6.0, 25: 8.0, 50: 7.5}, 1: {0: 5.0, 25: 6.0, 50: 7.0}, 2: {0: 6.0, 25: 7.0, 50: 6.0}}
+    c = {"cooper_paper": paper, "cooper_rehearsal": _arm(held, 0.987, 10.5)}
+    j = kept.judge(c)
+    r = j["cooper_rehearsal"]
+    assert r["targets"] == {"1_wrong_accepted_held": True, "2_auroc_not_below_paper": True, "3_no_collapse_within_2": True}  # fmt: skip
+    assert r["predictions"]["prediction_1"] and r["all_targets_met"]
+    assert j["cooper_recal"] is None and j["default"].startswith("waiting for 3 seeds of cooper_recal")
+    # one seed 2.5 points above its start at step 25 only: target 1 fails there, though it ends lower
+    c["cooper_recal"] = _arm({**held, 1: {0: 5.0, 25: 7.5, 50: 5.0}}, 0.990, 11.0, right_end=9.0)
+    j = kept.judge(c)
+    assert j["cooper_recal"]["target_1_by_seed"][1] == {"start": 5.0, "highest_later": 7.5, "met": False}
+    assert j["cooper_recal"]["targets"]["1_wrong_accepted_held"] is False and j["default"] == "cooper_rehearsal"
+    assert j["cooper_recal"]["predictions"]["right_rejected_above_paper_at_most_20"] is True
+    # AUROC below cooper_paper's, a collapse, or more than 2 points off its mean of sets: each fails its target
+    for bad, target in (({"auroc_end": 0.985}, "2_auroc_not_below_paper"), ({"collapsed": [2]}, "3_no_collapse_within_2"),
+                        ({"end": 9.7}, "3_no_collapse_within_2")):  # fmt: skip
+        args = {"auroc_end": 0.987, "end": 10.5, "collapsed": ()} | bad
+        c["cooper_rehearsal"] = _arm(held, **args)
+        j = kept.judge(c)
+        assert j["cooper_rehearsal"]["targets"][target] is False and j["default"] is None
+    c["cooper_rehearsal"] = _arm({0: held[0], 1: held[1]}, 0.99, 11.0)  # 2 seeds: no judgement yet
+    assert kept.judge(c)["cooper_rehearsal"] is None

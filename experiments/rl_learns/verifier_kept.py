@@ -1,0 +1,101 @@
+"""Issue 106's pre-registered judgement (predictions.md, "Cooper whose RM stays a verifier" and its second variant):
+each variant of the RM update against `cooper_paper`, from report.py's comparison, on the variant's finished seeds
+(at least 3; the judgement waits until then).
+
+Targets (both variants):
+  1. the labelled set's wrong rows the RM accepts stay <= its step-0 share + 2 points at every evaluation, every seed;
+  2. its AUROC at the last evaluation (mean over seeds) is not below cooper_paper's;
+  3. no seed collapses, and the mean of sets ends within 2 points of cooper_paper's (means over seeds).
+A variant becomes the default of --reward cooper only if it meets all three; if both do, the one with the lower mean
+share of wrong rows accepted at the last evaluation.
+"""
+
+from __future__ import annotations
+
+MARGIN = 2.0  # target 1: points above the step-0 share
+WITHIN = 2.0  # target 3: points of the mean of sets
+VARIANTS = {  # the predictions.md numbers each variant's predictions name: wrong accepted at the end at most
+    "cooper_rehearsal": {"seeds_meeting_1": 2, "wrong_accepted_end": 8.0},
+    "cooper_recal": {"seeds_meeting_1": 3, "wrong_accepted_end": 6.0, "right_rejected_end": (0.2, 20.0)},
+}
+
+
+def _by_int(d: dict) -> dict:
+    """A dict whose keys are seeds or steps, as ints (summary.json stores them as strings)."""
+    return {int(k): v for k, v in d.items()}
+
+
+def _end(d: dict):
+    """The value at the last step of {step: value}, or None."""
+    d = _by_int(d or {})
+    return d[max(d)] if d else None
+
+
+def target1(variant: dict) -> dict:
+    """Per seed: the step-0 share of wrong rows accepted, the highest later share, and whether it stays <= +MARGIN."""
+    out = {}
+    for seed, steps in _by_int(variant["rm_errors_by_seed"]).items():
+        steps = _by_int(steps)
+        if 0 not in steps or len(steps) < 2:
+            out[seed] = {"met": None, "why": "no step-0 or later evaluation with per-row scores"}
+            continue
+        start, worst = steps[0]["wrong_accepted"], max(v["wrong_accepted"] for st, v in steps.items() if st > 0)
+        out[seed] = {"start": start, "highest_later": worst, "met": worst <= start + MARGIN}
+    return out
+
+
+def judge_variant(name: str, c: dict) -> dict | None:
+    """The targets and predictions of one variant, or None while it (or cooper_paper) has fewer than 3 seeds."""
+    v, paper = c.get(name), c.get("cooper_paper")
+    if not v or not paper or len(v["seeds"]) < 3 or len(paper["seeds"]) < 3:
+        return None
+    t1 = target1(v)
+    auc, auc_paper = _end(v["rm_auroc_by_step"]), _end(paper["rm_auroc_by_step"])
+    end, end_paper = v["end"]["mean of sets"], paper["end"]["mean of sets"]
+    diff = end["mean"] - end_paper["mean"] if end and end_paper else None
+    err, err_paper = _end(v["rm_errors_by_step"]), _end(paper["rm_errors_by_step"])
+    known = all(x["met"] is not None for x in t1.values())
+    targets = {
+        "1_wrong_accepted_held": all(x["met"] for x in t1.values()) if known else None,
+        "2_auroc_not_below_paper": auc >= auc_paper if auc is not None and auc_paper is not None else None,
+        "3_no_collapse_within_2": (not v["collapsed"] and abs(diff) <= WITHIN) if diff is not None else None,
+    }
+    p = VARIANTS[name]
+    predictions = {
+        "seeds_meeting_target_1": sum(bool(x["met"]) for x in t1.values()),
+        "wrong_accepted_end_mean": err["wrong_accepted"] if err else None,
+        "prediction_1": (
+            sum(bool(x["met"]) for x in t1.values()) >= p["seeds_meeting_1"]
+            and err is not None
+            and err["wrong_accepted"] <= p["wrong_accepted_end"]
+        ),
+        "auroc_end_minus_paper": auc - auc_paper if auc is not None and auc_paper is not None else None,
+        "auroc_within_0.01": abs(auc - auc_paper) <= 0.01 if auc is not None and auc_paper is not None else None,
+    }
+    if "right_rejected_end" in p and err and err_paper:
+        lo, hi = p["right_rejected_end"]
+        predictions["right_rejected_end_mean"] = err["right_rejected"]
+        predictions["right_rejected_above_paper_at_most_20"] = err_paper["right_rejected"] < err["right_rejected"] <= hi  # fmt: skip
+    met = all(targets.values())
+    return {
+        "seeds": v["seeds"],
+        "target_1_by_seed": t1,
+        "auroc_end": auc,
+        "auroc_end_paper": auc_paper,
+        "mean_of_sets_minus_paper": diff,
+        "collapsed": v["collapsed"],
+        "targets": targets,
+        "all_targets_met": met if None not in targets.values() else None,
+        "predictions": predictions,
+    }
+
+
+def judge(c: dict) -> dict:
+    """{variant: judge_variant, ..., "default": the variant the decision rule makes the default, or None}."""
+    out = {n: judge_variant(n, c) for n in VARIANTS}
+    if waiting := [n for n, j in out.items() if j is None]:
+        return out | {"default": f"waiting for 3 seeds of {', '.join(waiting)}"}
+    winners = [n for n, j in out.items() if j and j["all_targets_met"]]
+    ends = {n: out[n]["predictions"]["wrong_accepted_end_mean"] for n in winners}
+    out["default"] = min(winners, key=lambda n: ends[n]) if winners else None
+    return out
