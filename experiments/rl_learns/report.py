@@ -41,7 +41,7 @@ from stats import bootstrap_se, ci95, difference, eval_scores, mean, slope_per_1
 
 sys.path.insert(0, str(HERE))
 import verifier_kept  # noqa: E402
-from rundirs import COLLAPSE, SEEDS, collapse, finished_run, heldout_means, name_seed, run_name  # noqa: E402
+from rundirs import COLLAPSE, HEADLINE_SEEDS, SEEDS, collapse, finished_run, heldout_means, name_seed, run_name  # noqa: E402
 
 ARMS = ("cooper_paper", "cooper_paper_noscale")  # §4: the paper's Cooper and its intervention arm
 PASSRATES = HERE / "data" / "train_filtered.jsonl.passrates.jsonl"
@@ -363,16 +363,16 @@ def figure(rows: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def condition_runs(settings: dict, runs_dir: Path) -> dict[str, dict[int, Path]]:
-    """The finished run dirs of each comparison condition by seed (`rule`: the regime's runs), in settings.yaml's
-    order; {} without a regime."""
+def condition_runs(settings: dict, runs_dir: Path, seeds=HEADLINE_SEEDS) -> dict[str, dict[int, Path]]:
+    """The finished run dirs of each comparison condition by seed among `seeds` (`rule`: the regime's runs), in
+    settings.yaml's order; {} without a regime."""
     regime = settings.get("regime")
     if regime not in settings["settings"]:
         return {}
     dirs = {"rule": regime, **{c: c for c in settings.get("conditions", {})}}
     out = {}
     for cond, prefix in dirs.items():
-        runs = {s: runs_dir / run_name(prefix, s) for s in SEEDS}
+        runs = {s: runs_dir / run_name(prefix, s) for s in seeds}
         out[cond] = {s: d for s, d in runs.items() if (d / "rl_config.json").is_file() and finished_run(d)}
     return out
 
@@ -599,8 +599,8 @@ def by_kind(runs: dict[int, Path], evals: dict[int, list[dict]]) -> dict[int, di
     }
 
 
-def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
-    """The §4/§5 comparison in settings.yaml's regime over the finished runs in runs_dir (predictions.md's
+def comparison(settings: dict, runs_dir: Path, rows: dict, seeds=HEADLINE_SEEDS) -> dict | None:
+    """The §4/§5 comparison in settings.yaml's regime over the finished runs of `seeds` in runs_dir (predictions.md's
     pre-registrations): per condition, held-out accuracy at the last evaluation, its gain over step 0 and its
     difference to rule (paired by seed and problem), collapses, the RM's accuracy over training and §4's
     mechanism; then the pre-registered decisions, once every condition has its three seeds. None without a regime."""
@@ -608,7 +608,7 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
     if regime not in settings["settings"]:
         return None
     ends, lasts, out = {}, {}, {}
-    for cond, runs in condition_runs(settings, runs_dir).items():
+    for cond, runs in condition_runs(settings, runs_dir, seeds).items():
         evals = {s: read_jsonl(d / "evals.jsonl") for s, d in runs.items()}
         last = {s: max(e["step"] for e in ev) for s, ev in evals.items()}
         lasts[cond] = last
@@ -687,6 +687,15 @@ def comparison(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
         }
     scaling = settings["settings"][regime]["flags"].get("scale_rewards", "group")  # cooper rl's default: group
     return {"regime": regime, "regime_scale_rewards": scaling, "conditions": out, "decisions": decisions(out)}
+
+
+def headline(settings: dict, runs_dir: Path, rows: dict) -> dict | None:
+    """The comparison over every finished seed (issue 106 §3: up to HEADLINE_SEEDS), with the decisions judged on
+    seeds 0-2 only, as they were pre-registered, whatever seeds were added later."""
+    comp = comparison(settings, runs_dir, rows)
+    if comp is not None:
+        comp["decisions"] = comparison(settings, runs_dir, rows, SEEDS)["decisions"]
+    return comp
 
 
 def decisions(c: dict) -> dict:
@@ -1136,7 +1145,7 @@ def main():
     settings = yaml.safe_load((HERE / "settings.yaml").read_text())
     costs = results / "costs.json"  # settings' costs measured side by side (see pick)
     chosen = pick(rows, settings, json.loads(costs.read_text())["pairs"] if costs.is_file() else None)
-    comp = comparison(settings, results / "runs", rows)
+    comp = headline(settings, results / "runs", rows)
     atomic_write_json(  # every number of the experiment's report
         results / "summary.json",
         {

@@ -9,6 +9,7 @@ from pathlib import Path
 from cooper_rl.io import read_jsonl
 
 SEEDS = (0, 1, 2)  # every condition of the comparison (issue 67 §5: >= 3 seeds)
+HEADLINE_SEEDS = (0, 1, 2, 3, 4)  # issue 106 §3: the headline's conditions at 5 seeds (the decisions stay on SEEDS)
 COLLAPSE = 5.0  # points of held-out accuracy below step 0 (predictions.md §4, issue 67 §6)
 
 

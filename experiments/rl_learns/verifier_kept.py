@@ -1,6 +1,6 @@
 """Issue 106's pre-registered judgement (predictions.md, "Cooper whose RM stays a verifier" and its second variant):
-each variant of the RM update against `cooper_paper`, from report.py's comparison, on the variant's finished seeds
-(at least 3; the judgement waits until then).
+each variant of the RM update against `cooper_paper`, from report.py's comparison of seeds 0-2 (the judgement waits
+until the variant and cooper_paper have all three; seeds added later for the headline do not change it).
 
 Targets (both variants):
   1. the labelled set's wrong rows the RM accepts stay <= its step-0 share + 2 points at every evaluation, every seed;

@@ -816,3 +816,21 @@ def test_issue_106s_judgement_follows_its_pre_registration():
         assert j["cooper_rehearsal"]["targets"][target] is False and j["default"] is None
     c["cooper_rehearsal"] = _arm({0: held[0], 1: held[1]}, 0.99, 11.0)  # 2 seeds: no judgement yet
     assert kept.judge(c)["cooper_rehearsal"] is None
+
+
+def test_the_headline_counts_seeds_3_and_4_while_the_decisions_stay_on_seeds_0_to_2(tmp_path):
+    settings = yaml.safe_load((HERE / "settings.yaml").read_text())
+    settings["regime"] = "b64"
+    runs = tmp_path / "runs"
+    for s in range(5):
+        _fake_run(runs / f"b64-s{s}", acc_end=0.75, pos_wrong=0.0, rm_right_end=4)
+        _fake_run(runs / f"cooper_paper-s{s}", acc_end=0.75, pos_wrong=0.8, rm_right_end=4)
+        # seeds 3 and 4 of the unscaled arm collapse: the table shows them, §4 (seeds 0-2) does not move
+        _fake_run(runs / f"cooper_paper_noscale-s{s}", acc_end=0.25 if s > 2 else 0.75, pos_wrong=0.3, rm_right_end=4)
+    rows = {d.name: report.run_report(d, d.name) for d in sorted(runs.iterdir())}
+    c = report.headline(settings, runs, rows)
+    assert c["conditions"]["cooper_paper"]["seeds"] == [0, 1, 2, 3, 4]
+    assert c["conditions"]["cooper_paper_noscale"]["collapsed"] == [3, 4]
+    assert c["decisions"]["section4"]["verdict"].startswith("prediction 1 holds")  # judged on seeds 0-2
+    assert "prediction 2 fails" not in c["decisions"]["section4"]["verdict"]
+    assert report.comparison(settings, runs, rows)["decisions"]["section4"] is None  # on 5 seeds nothing is judged
