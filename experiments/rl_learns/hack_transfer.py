@@ -1,13 +1,17 @@
-"""Would the co-optimized RMs pay for the static RM's hack? (predictions.md, exploratory, 2026-12-05)
+"""Would the co-optimized RMs pay for the static RM's hack, and do they still verify text from outside their run?
+(predictions.md, exploratory, 2026-12-05; issue 106 §2's "also measured")
 
-  python experiments/rl_learns/hack_transfer.py     # ~12 min per RM on 2 cores; resumable (one eval-rm per RM)
+  python experiments/rl_learns/hack_transfer.py     # ~15 min per RM on 2 cores; resumable (one eval-rm per RM and set)
 
 The rollouts of every finished `model` seed's last quarter of steps (the static weaker RM's hack: long completions,
 most without a final answer), labelled by the strict rule's verdict, are scored by `cooper eval-rm` with the weaker
 RM as every run starts from it and with each co-optimized RM this machine holds at its run's end
-(runs/rl_learns/<cooper condition>-s<seed>/rm; the RM weights are not committed). Writes
-results/hack_transfer.json (per RM: the share of rule-wrong rollouts it accepts, by whether the rule reads an answer,
-and its AUROC) and each RM's per-row scores beside it (results/hack_transfer/<rm>.scores.jsonl.gz).
+(runs/rl_learns/<cooper condition>-s<seed>/rm; a full model's weights are not committed). Each RM also scores the
+shipped RM's suites (SUITES: integer answers in many forms and traps; LaTeX answers). Writes results/hack_transfer.json
+(per RM: the share of rule-wrong rollouts it accepts, by whether the rule reads an answer, its AUROC, and per suite
+its accuracy, wrong rows accepted, right rows rejected and AUROC) and each RM's per-row scores of the rollouts beside
+it (results/hack_transfer/<rm>.scores.jsonl.gz). An RM scored before that this machine no longer holds (a replaced
+machine) keeps its committed entry, marked `held_here: false`, with the sha256 of the rollouts it scored.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from pathlib import Path
 
 import yaml
 
-from cooper_rl.io import atomic_write_json, file_sha256, read_jsonl, write_jsonl
+from cooper_rl.io import atomic_write_json, file_sha256, read_jsonl, weights_sha256, write_jsonl
+from cooper_rl.rm.data import load_rm_rows
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -33,6 +38,10 @@ RESULTS = HERE / "results"
 # too, marked outside the prediction
 PREDICTED = ("cooper_paper-s1", "cooper_paper_noscale-s1", "cooper_ref_bin-s1")
 WORK = ROOT / "runs" / "rl_learns" / "hack_transfer"
+SUITES = {  # the shipped RM's suites (docs/VERIFYRM.md), text none of the runs trained or were evaluated on
+    "robustness": ROOT / "experiments" / "verifyrm" / "v3" / "robustness.jsonl",
+    "latex": ROOT / "experiments" / "verifyrm" / "v4" / "latex_heldout.jsonl",
+}
 
 
 def hacked_rollouts() -> list[dict]:
@@ -83,7 +92,7 @@ def score(name: str, rm: Path, data: Path) -> dict:
     is redone)."""
     tag = name.split()[0]
     out, per_row = WORK / f"{tag}.json", WORK / f"{tag}.scores.jsonl.gz"
-    want = {"data_sha256": file_sha256(data), "rm_sha256": file_sha256(rm / "model.safetensors")}
+    want = {"data_sha256": file_sha256(data), "rm_sha256": weights_sha256(rm)}  # a full model or an adapter
     if out.is_file() and per_row.is_file():
         report = json.loads(out.read_text())
         if report.get("data_sha256") == want["data_sha256"] and report.get("rm_sha256") == want["rm_sha256"]:
@@ -94,6 +103,24 @@ def score(name: str, rm: Path, data: Path) -> dict:
     report = json.loads(out.read_text()) | {"rm_sha256": want["rm_sha256"]}
     atomic_write_json(out, report)
     return report
+
+
+def suite_entry(name: str, rm: Path, suite: str, path: Path) -> dict:
+    """The RM on one of SUITES: accuracy, wrong rows accepted, right rows rejected (%, at 0.5) and AUROC."""
+    tag = f"{name.split()[0]}.{suite}"
+    report = score(tag, rm, path)
+    labels = [r["label"] for r in load_rm_rows(str(path))]
+    probs = [x["rm"] for x in read_jsonl(WORK / f"{tag}.scores.jsonl.gz")]
+    wrong = [p for p, y in zip(probs, labels, strict=True) if not y]
+    right = [p for p, y in zip(probs, labels, strict=True) if y]
+    return {
+        "rows": len(labels),
+        "accuracy": 100 * report["judges"]["rm"]["accuracy"],
+        "wrong_accepted": 100 * sum(p >= 0.5 for p in wrong) / len(wrong),
+        "right_rejected": 100 * sum(p < 0.5 for p in right) / len(right),
+        "auroc": report["judges"]["rm"]["auroc"],
+        "data_sha256": report["data_sha256"],
+    }
 
 
 def main():
@@ -110,6 +137,9 @@ def main():
         "rms": {},
     }
     (RESULTS / "hack_transfer").mkdir(exist_ok=True)
+    committed = RESULTS / "hack_transfer.json"
+    before = json.loads(committed.read_text())["rms"] if committed.is_file() else {}
+    rollouts_sha256 = file_sha256(data)
     for name, rm in rms(settings).items():
         report = score(name, rm, data)
         probs = [x["rm"] for x in read_jsonl(WORK / f"{name.split()[0]}.scores.jsonl.gz")]
@@ -134,6 +164,9 @@ def main():
             "right_accepted": 100 * sum(p >= 0.5 for p in right) / len(right) if right else None,
             "mean_score_wrong": sum(p for p, _ in wrong) / len(wrong),
             "auroc": report["judges"]["rm"]["auroc"],  # rule-right against rule-wrong rollouts
+            "rollouts_sha256": rollouts_sha256,
+            "held_here": True,
+            "suites": {suite: suite_entry(name, rm, suite, path) for suite, path in SUITES.items()},
         }
         if name.startswith("weak"):  # the same RM paid these rewards in training: the rescoring must agree
             diff = {
@@ -147,11 +180,17 @@ def main():
             {"run": r["run"], "step": r["step"], "label": r["label"], "rm": p} for p, r in zip(probs, rows, strict=True)
         ]
         write_jsonl(RESULTS / "hack_transfer" / f"{name.split()[0]}.scores.jsonl.gz", kept)
-    atomic_write_json(RESULTS / "hack_transfer.json", summary)
+    for name, e in before.items():  # scored on an earlier machine: its entry stays, marked
+        if name not in summary["rms"] and not name.startswith("weak"):
+            summary["rms"][name] = e | {"held_here": False}
+    atomic_write_json(committed, summary)
     for name, e in summary["rms"].items():
         kinds = ", ".join(f"{k}: {v:.1f}" for k, v in e["wrong_accepted_by_kind"].items())
         mark = "" if e["in_prediction"] else " (outside the prediction)"
         print(f"{name:32s}{mark} accepts {e['wrong_accepted']:5.1f} % of rule-wrong ({kinds}); AUROC {e['auroc']:.3f}")
+        for suite, x in (e.get("suites") or {}).items():
+            print(f"{'':32s}{suite}: accuracy {x['accuracy']:.1f}, wrong accepted {x['wrong_accepted']:.1f}, "
+                  f"right rejected {x['right_rejected']:.1f}, AUROC {x['auroc']:.3f}")  # fmt: skip
 
 
 if __name__ == "__main__":

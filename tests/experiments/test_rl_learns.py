@@ -834,3 +834,24 @@ def test_the_headline_counts_seeds_3_and_4_while_the_decisions_stay_on_seeds_0_t
     assert c["decisions"]["section4"]["verdict"].startswith("prediction 1 holds")  # judged on seeds 0-2
     assert "prediction 2 fails" not in c["decisions"]["section4"]["verdict"]
     assert report.comparison(settings, runs, rows)["decisions"]["section4"] is None  # on 5 seeds nothing is judged
+
+
+def test_an_rm_on_a_suite_counts_wrong_rows_accepted_and_right_rows_rejected(tmp_path, monkeypatch):
+    ht = load_script("hack_transfer", HERE)
+    suite = tmp_path / "suite.jsonl"
+    labels = [1, 1, 0, 0, 0]
+    suite.write_text("".join(json.dumps({"question": "q", "reference": "4", "completion": f"c{i}", "label": y}) + "\n"
+                             for i, y in enumerate(labels)))  # fmt: skip
+    monkeypatch.setattr(ht, "WORK", tmp_path)
+
+    def score(tag, rm, data):  # eval-rm's outputs, made by hand: right rows 0.9 and 0.2, wrong 0.6, 0.1, 0.4
+        assert tag == "cooper_recal-s0.latex" and data == suite
+        (tmp_path / f"{tag}.scores.jsonl.gz").write_bytes(
+            gzip.compress("".join(json.dumps({"rm": p}) + "\n" for p in (0.9, 0.2, 0.6, 0.1, 0.4)).encode())
+        )
+        return {"judges": {"rm": {"accuracy": 0.6, "auroc": 0.5}}, "data_sha256": "x"}
+
+    monkeypatch.setattr(ht, "score", score)
+    e = ht.suite_entry("cooper_recal-s0 (end)", tmp_path, "latex", suite)
+    assert e["rows"] == 5 and e["accuracy"] == 60.0 and e["auroc"] == 0.5
+    assert abs(e["wrong_accepted"] - 100 / 3) < 1e-9 and e["right_rejected"] == 50.0
