@@ -4,6 +4,7 @@
   python experiments/rl_learns/run.py --sweep                  # every setting of settings.yaml, seed 0
   python experiments/rl_learns/run.py cooper_paper:0 model:0   # comparison conditions (in settings.yaml's regime)
   python experiments/rl_learns/run.py --compare                # rule (= REGIME:S) and every condition, seeds 0-2
+  python experiments/rl_learns/run.py --headline               # issue 106 §3: seeds 3-4 of settings.yaml's `headline`
   python experiments/rl_learns/run.py --report-only            # copy the run dirs' logs, write the report
 
 Steps, each skipped when its output exists (a fresh clone rebuilds what it lacks; everything is resumable):
@@ -47,7 +48,7 @@ from cooper_rl.io import atomic_dir
 from cooper_rl.trainer_hooks import seconds_until
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from rundirs import SEEDS, finished_run, run_name  # noqa: E402
+from rundirs import HEADLINE_SEEDS, SEEDS, finished_run, run_name  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -121,6 +122,12 @@ def parse_run(settings: dict, text: str) -> tuple[str, int]:
 def compare_plan(settings: dict, seeds=SEEDS) -> list[tuple[str, int]]:
     """The comparison (issue 67 §4/§5): rule (REGIME:S) and every condition, seed by seed."""
     return [(n, s) for s in seeds for n in ("rule", *settings.get("conditions", {}))]
+
+
+def headline_plan(settings: dict) -> list[tuple[str, int]]:
+    """Issue 106 §3: the headline's conditions (settings.yaml `headline`, `rule` = the regime's runs) at the seeds
+    beyond the comparison's (3, 4), seed by seed."""
+    return [(n, s) for s in HEADLINE_SEEDS if s not in SEEDS for n in settings.get("headline", [])]
 
 
 def spec(settings: dict, name: str) -> dict:
@@ -412,6 +419,9 @@ def main():
     ap.add_argument("--sweep", action="store_true", help="every setting, seed 0")
     ap.add_argument("--compare", action="store_true", help="rule (REGIME:S) and every condition, seeds 0-2 (§4/§5)")
     ap.add_argument(
+        "--headline", action="store_true", help="settings.yaml's `headline` conditions, seeds 3-4 (issue 106 §3)"
+    )
+    ap.add_argument(
         "--jobs", type=int, default=2, help="runs (and prerequisites) side by side; runs/rl_learns/jobs overrides it"
     )
     ap.add_argument(
@@ -437,6 +447,8 @@ def main():
         plan += [(n, 0) for n in settings["settings"]]
     if args.compare:
         plan += [parse_run(settings, f"{n}:{s}") for n, s in compare_plan(settings)]
+    if args.headline:
+        plan += [parse_run(settings, f"{n}:{s}") for n, s in headline_plan(settings)]
     for name, seed in plan:
         spec(settings, name)  # unknown names and conditions without a regime fail here, before anything starts
         check_schedule(settings, name, seed)

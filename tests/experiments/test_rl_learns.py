@@ -195,6 +195,9 @@ def test_rule_is_the_regimes_run_and_compare_plans_every_condition_seed_by_seed(
     plan = [run.parse_run(settings, f"{n}:{s}") for n, s in run.compare_plan(settings)]
     assert plan[: 1 + len(settings["conditions"])] == [("b64", 0)] + [(c, 0) for c in settings["conditions"]]
     assert len(plan) == 3 * (1 + len(settings["conditions"])) and {s for _, s in plan} == {0, 1, 2}
+    head = [run.parse_run(settings, f"{n}:{s}") for n, s in run.headline_plan(settings)]  # issue 106 §3
+    assert head[:5] == [("b64", 3), ("model", 3), ("model_strong", 3), ("cooper_paper", 3), ("cooper_rehearsal", 3)]
+    assert len(head) == 10 and {s for _, s in head} == {3, 4}
     settings["regime"] = None
     with pytest.raises(SystemExit, match="regime"):
         run.parse_run(settings, "rule:0")
