@@ -29,7 +29,7 @@ from cooper_rl.rm.data import load_rm_rows
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
-from rundirs import finished_run  # noqa: E402
+from rundirs import SEEDS, finished_run, name_seed  # noqa: E402
 
 from report import answer_kind  # noqa: E402
 
@@ -49,6 +49,8 @@ def hacked_rollouts() -> list[dict]:
     verdict; answer_type: rule-right, or rule-wrong with or without a final answer the rule reads)."""
     rows = []
     for d in sorted((RESULTS / "runs").glob("model-s*")):
+        if name_seed(d.name)[1] not in SEEDS:  # the prediction's set: seeds added for the headline do not change it
+            continue
         cfg = json.loads((d / "rl_config.json").read_text())
         if not finished_run(d):
             continue
@@ -92,15 +94,16 @@ def score(name: str, rm: Path, data: Path) -> dict:
     is redone)."""
     tag = name.split()[0]
     out, per_row = WORK / f"{tag}.json", WORK / f"{tag}.scores.jsonl.gz"
-    want = {"data_sha256": file_sha256(data), "rm_sha256": weights_sha256(rm)}  # a full model or an adapter
+    offset = json.loads((rm / "cooper_rm.json").read_text()).get("logit_offset", 0.0)  # a recalibrated threshold
+    want = {"data_sha256": file_sha256(data), "rm_sha256": weights_sha256(rm), "rm_offset": offset}  # full or adapter
     if out.is_file() and per_row.is_file():
         report = json.loads(out.read_text())
-        if report.get("data_sha256") == want["data_sha256"] and report.get("rm_sha256") == want["rm_sha256"]:
+        if all(report.get(k, 0.0 if k == "rm_offset" else None) == v for k, v in want.items()):  # (older: no offset)
             return report
     cmd = [sys.executable, "-m", "cooper_rl.cli", "eval-rm", "--rm", str(rm), "--data", str(data)]
     cmd += ["--output", str(out), "--scores", str(per_row), "--device", "cpu", "--batch_size", "16"]
     subprocess.run(cmd, check=True, cwd=ROOT)
-    report = json.loads(out.read_text()) | {"rm_sha256": want["rm_sha256"]}
+    report = json.loads(out.read_text()) | {"rm_sha256": want["rm_sha256"], "rm_offset": offset}
     atomic_write_json(out, report)
     return report
 

@@ -663,6 +663,7 @@ def comparison(settings: dict, runs_dir: Path, rows: dict, seeds=HEADLINE_SEEDS)
             },
             "rm_accuracy_by_step": {st: mean(v) for st, v in sorted(rm_acc.items())},
             "rm_auroc_by_step": {st: mean(v) for st, v in sorted(rm_auroc.items())},
+            "rm_auroc_seeds_by_step": {st: len(v) for st, v in sorted(rm_auroc.items())},
             "rm_errors_by_step": {  # means over the seeds with per-row scores at that step
                 st: {
                     "wrong_accepted": mean(w for w, _ in v),

@@ -12,6 +12,8 @@ share of wrong rows accepted at the last evaluation.
 
 from __future__ import annotations
 
+SEEDS = [0, 1, 2]  # the pre-registered seeds
+EVALS = (25, 50)  # target 1's evaluations after step 0
 MARGIN = 2.0  # target 1: points above the step-0 share
 WITHIN = 2.0  # target 3: points of the mean of sets
 VARIANTS = {  # the predictions.md numbers each variant's predictions name: wrong accepted at the end at most
@@ -32,28 +34,34 @@ def _end(d: dict):
 
 
 def target1(variant: dict) -> dict:
-    """Per seed: the step-0 share of wrong rows accepted, the highest later share, and whether it stays <= +MARGIN."""
-    out = {}
-    for seed, steps in _by_int(variant["rm_errors_by_seed"]).items():
-        steps = _by_int(steps)
-        if 0 not in steps or len(steps) < 2:
-            out[seed] = {"met": None, "why": "no step-0 or later evaluation with per-row scores"}
+    """Per seed of SEEDS: the step-0 share of wrong rows accepted, the highest share at EVALS, and whether it stays
+    <= +MARGIN (met None where an evaluation's per-row scores are missing)."""
+    out, by_seed = {}, _by_int(variant["rm_errors_by_seed"])
+    for seed in SEEDS:
+        steps = _by_int(by_seed.get(seed, {}))
+        if missing := [st for st in (0, *EVALS) if st not in steps]:
+            out[seed] = {"met": None, "why": f"no RM scores per row at step(s) {missing}"}
             continue
-        start, worst = steps[0]["wrong_accepted"], max(v["wrong_accepted"] for st, v in steps.items() if st > 0)
+        start, worst = steps[0]["wrong_accepted"], max(steps[st]["wrong_accepted"] for st in EVALS)
         out[seed] = {"start": start, "highest_later": worst, "met": worst <= start + MARGIN}
     return out
 
 
 def judge_variant(name: str, c: dict) -> dict | None:
-    """The targets and predictions of one variant, or None while it (or cooper_paper) has fewer than 3 seeds."""
+    """The targets and predictions of one variant, or None until it and cooper_paper have seeds 0-2 finished. A
+    number that rests on fewer than the 3 seeds (a seed's RM scores or samples missing) is None: undetermined."""
     v, paper = c.get(name), c.get("cooper_paper")
-    if not v or not paper or len(v["seeds"]) < 3 or len(paper["seeds"]) < 3:
+    if not v or not paper or v["seeds"] != SEEDS or paper["seeds"] != SEEDS:
         return None
+
+    def all3(x, n):  # x where it rests on the 3 seeds
+        return x if x is not None and n == len(SEEDS) else None
+
     t1 = target1(v)
-    auc, auc_paper = _end(v["rm_auroc_by_step"]), _end(paper["rm_auroc_by_step"])
-    end, end_paper = v["end"]["mean of sets"], paper["end"]["mean of sets"]
+    auc, auc_paper = (all3(_end(x["rm_auroc_by_step"]), _end(x.get("rm_auroc_seeds_by_step"))) for x in (v, paper))
+    end, end_paper = (all3(x["end"]["mean of sets"], (x["end"]["mean of sets"] or {}).get("n_seeds")) for x in (v, paper))  # fmt: skip
     diff = end["mean"] - end_paper["mean"] if end and end_paper else None
-    err, err_paper = _end(v["rm_errors_by_step"]), _end(paper["rm_errors_by_step"])
+    err, err_paper = (all3(_end(x["rm_errors_by_step"]), (_end(x["rm_errors_by_step"]) or {}).get("n_seeds")) for x in (v, paper))  # fmt: skip
     known = all(x["met"] is not None for x in t1.values())
     targets = {
         "1_wrong_accepted_held": all(x["met"] for x in t1.values()) if known else None,
@@ -95,6 +103,8 @@ def judge(c: dict) -> dict:
     out = {n: judge_variant(n, c) for n in VARIANTS}
     if waiting := [n for n, j in out.items() if j is None]:
         return out | {"default": f"waiting for 3 seeds of {', '.join(waiting)}"}
+    if open_ := [n for n, j in out.items() if j["all_targets_met"] is None]:
+        return out | {"default": f"undetermined: a number of {', '.join(open_)} rests on fewer than 3 seeds"}
     winners = [n for n, j in out.items() if j and j["all_targets_met"]]
     ends = {n: out[n]["predictions"]["wrong_accepted_end_mean"] for n in winners}
     out["default"] = min(winners, key=lambda n: ends[n]) if winners else None

@@ -36,7 +36,7 @@ def _centre(rm, recal, k: int) -> None:
     """Spread the fresh head's logits (its small init gives near ties), then move its bias so that the RM accepts
     exactly k of the known negatives (a starting RM with k0 = k)."""
     with torch.no_grad():
-        rm.model.classifier.weight.normal_(0.0, 1.0, generator=torch.Generator().manual_seed(0))
+        rm.model.classifier.weight.normal_(0.0, 100.0, generator=torch.Generator().manual_seed(0))
     s = torch.sort(recal._logits(rm), descending=True).values
     with torch.no_grad():
         _head_bias(rm).sub_(float((s[k] + s[k - 1]) / 2) if k else float(s[0] + 0.1))
@@ -120,3 +120,27 @@ def test_cooper_rl_recalibrates_after_each_update_and_checkpoints_k0(assets, tmp
     assert state["recalibration"]["allowed"] is not None
     meta = json.loads((tmp_path / "run" / "checkpoint-2" / RM_DIR / "cooper_rm.json").read_text())
     assert meta.get("logit_offset", 0.0) == pytest.approx(updates[-1]["rm/recal_offset"])
+
+
+def test_tied_negatives_are_rejected_together(tmp_path):
+    """Logits that tie at the k0-th place: the threshold goes above them all (fewer than k0 stay accepted, never
+    more), also when the tie sits where float32 rounding would land a midpoint on it."""
+    rm = tiny_rm(tmp_path / "rm")
+    recal = Recalibration(_rows(), rows=30)
+    recal.allowed = 2
+    tied = torch.tensor([3.0, 1.0, 1.0, 1.0] + [-1.0] * 26)
+    recal._logits = lambda rm: tied - rm.offset
+    out = recal(rm)
+    assert out["recal_shift"] > 1.0 and int((recal._logits(rm) >= 0).sum()) == 1  # 3.0 alone stays accepted
+
+
+def test_rehearsal_and_recalibration_are_not_combined(assets, tmp_path):
+    from tests.rl.test_train import config
+
+    from cooper_rl.rl.train import run_rl
+
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in _rows()))
+    cfg = config(assets, tmp_path / "run", "cooper", rm_rehearsal=str(data), rm_recalibrate=str(data))
+    with pytest.raises(ValueError, match="use one"):
+        run_rl(cfg)

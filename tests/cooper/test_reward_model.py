@@ -158,7 +158,7 @@ def test_pairwise_update_learns_and_masks(rm):
     # no valid pair: backward runs, but weights stay put even though AdamW has momentum by now
     state = {k: v.clone() for k, v in m.model.state_dict().items()}
     out = m.pairwise_update([q], [r], [pos], [neg], valid=[False])
-    assert out == {"rm_loss": None, "n_valid": 0, "grad_norm": 0.0, "pair_logits": [None], "pair_losses": [None]}
+    assert out == {"rm_loss": None, "n_valid": 0, "grad_norm": 0.0, "stepped": False, "pair_logits": [None], "pair_losses": [None]}  # fmt: skip
     assert all(torch.equal(state[k], v) for k, v in m.model.state_dict().items())
 
 

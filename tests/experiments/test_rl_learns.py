@@ -722,7 +722,8 @@ def test_the_report_writes_its_table_between_the_docs_markers_only(tmp_path):
 
 def test_hack_transfer_takes_the_last_quarter_of_finished_model_runs(tmp_path, monkeypatch):
     ht = load_script("hack_transfer", HERE)
-    for name, steps_done in (("model-s0", 8), ("model-s1", 5)):  # s1 stopped early: not finished, not taken
+    # s1 stopped early: not finished, not taken; s3 is a headline seed, not the prediction's
+    for name, steps_done in (("model-s0", 8), ("model-s1", 5), ("model-s3", 8)):
         d = tmp_path / "runs" / name
         d.mkdir(parents=True)
         (d / "rl_config.json").write_text(json.dumps({"max_steps": 8}))
@@ -786,8 +787,9 @@ def _arm(seeds_wrong: dict, auroc_end: float, end: float, collapsed=(), right_en
             for s, v in seeds_wrong.items()
         },
         "rm_auroc_by_step": {"0": 0.895, "50": auroc_end},
+        "rm_auroc_seeds_by_step": {"0": 3, "50": len(seeds_wrong)},
         "rm_errors_by_step": {"50": {"wrong_accepted": wrong_end, "right_rejected": right_end, "n_seeds": 3}},
-        "end": {"mean of sets": {"mean": end}},
+        "end": {"mean of sets": {"mean": end, "n_seeds": len(seeds_wrong)}},
         "collapsed": list(collapsed),
     }
 
@@ -819,6 +821,14 @@ def test_issue_106s_judgement_follows_its_pre_registration():
         assert j["cooper_rehearsal"]["targets"][target] is False and j["default"] is None
     c["cooper_rehearsal"] = _arm({0: held[0], 1: held[1]}, 0.99, 11.0)  # 2 seeds: no judgement yet
     assert kept.judge(c)["cooper_rehearsal"] is None
+    # a seed's step-25 RM scores missing: target 1 undetermined there, and so the decision (never a silent pass)
+    c["cooper_rehearsal"] = _arm({**held, 2: {0: 6.0, 50: 6.0}}, 0.987, 10.5)
+    j = kept.judge(c)
+    assert j["cooper_rehearsal"]["target_1_by_seed"][2]["met"] is None
+    assert j["cooper_rehearsal"]["targets"]["1_wrong_accepted_held"] is None and j["default"].startswith("undetermined")
+    c["cooper_rehearsal"] = _arm(held, 0.987, 10.5)
+    c["cooper_rehearsal"]["rm_auroc_seeds_by_step"]["50"] = 2  # an AUROC mean over 2 seeds: not judged
+    assert kept.judge(c)["cooper_rehearsal"]["targets"]["2_auroc_not_below_paper"] is None
 
 
 def test_the_headline_counts_seeds_3_and_4_while_the_decisions_stay_on_seeds_0_to_2(tmp_path):

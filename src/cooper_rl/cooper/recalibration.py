@@ -10,7 +10,8 @@ another model than the policy). Recalibration leaves the ranking alone and moves
                                                         on training questions, labelled by the rule; s_0: the
                                                         starting RM's logits)
     after update t, if #{x in N : s_t(x) >= 0} > k0:   offset += tau, tau midway between the (k0+1)-th and the
-                                                        k0-th highest logit, so exactly k0 stay accepted (fewer on ties)
+                                                        k0-th highest logit (at least 1e-5 above the former), so k0
+                                                        stay accepted (fewer where logits tie)
 
 The offset is subtracted from every logit the RM gives (VerifyRM.offset, saved in its cooper_rm.json), so the reward
 sigmoid(s - offset), the RM a run saves and a later evaluation of it all use the recalibrated threshold. It only
@@ -29,6 +30,7 @@ class Recalibration:
     accepted count the RM may not exceed after an update."""
 
     MARGIN = 0.05  # with k0 = 0: the threshold goes this far above the highest negative logit
+    TIE = 1e-5  # the least distance of the threshold above the highest negative it rejects (logit units)
 
     def __init__(self, data: list[dict], rows: int = 256, seed: int = 0, name: str = "rows"):
         if rows < 1:
@@ -65,7 +67,9 @@ class Recalibration:
         if accepted > self.allowed:
             a = torch.sort(s, descending=True).values
             k = self.allowed
-            shift = float(a[0] + self.MARGIN) if k == 0 else float((a[k] + a[k - 1]) / 2)
+            # at least TIE above a[k], so that row and any tied with it are rejected after float32 rounding too (ties:
+            # fewer than k0 stay accepted)
+            shift = float(a[0] + self.MARGIN) if k == 0 else max(float((a[k] + a[k - 1]) / 2), float(a[k]) + self.TIE)
             rm.offset += shift
         return {
             "recal_accepted": accepted / len(self.rows),

@@ -506,8 +506,9 @@ class VerifyRM:
         all-reduced every call (also on ranks with no valid pair), so every rank takes the same step on the
         mean over all ranks' valid pairs and the RM copies stay identical; the step is skipped only if no rank
         has a valid pair. A step with a non-finite gradient norm is skipped too.
-        Returns {"rm_loss": float or None, "n_valid": int, "grad_norm": float, "pair_logits": per pair [s_pos, s_neg]
-        before the step, "pair_losses": per pair -logsigmoid(s_pos - s_neg) before the step; None for a masked pair}.
+        Returns {"rm_loss": float or None, "n_valid": int, "grad_norm": float, "stepped": whether the weights moved
+        (on every rank alike), "pair_logits": per pair [s_pos, s_neg] before the step, "pair_losses": per pair
+        -logsigmoid(s_pos - s_neg) before the step; None for a masked pair}.
         """
         n = len(questions)
         if not n == len(references) == len(pos_completions) == len(neg_completions):
@@ -561,7 +562,8 @@ class VerifyRM:
                         p.grad = torch.zeros_like(p)
                     _all_reduce_sum(p.grad)
         grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_grad_norm)
-        if n_total > 0 and torch.isfinite(grad_norm):  # a non-finite gradient would corrupt the weights: skip
+        stepped = bool(n_total > 0 and torch.isfinite(grad_norm))
+        if stepped:  # a non-finite gradient would corrupt the weights: skip
             self.optimizer.step()
             self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
@@ -569,6 +571,7 @@ class VerifyRM:
             "rm_loss": local_mean if keep else None,
             "n_valid": len(keep),
             "grad_norm": float(grad_norm),
+            "stepped": stepped,
             "pair_logits": [scored.get(i) for i in range(n)],  # the logged pairs (cooper_step): which ones moved it
             "pair_losses": [losses.get(i) for i in range(n)],
             **replay,

@@ -239,9 +239,12 @@ class CooperReward(ModelReward):
         )
         t_step = time.perf_counter() - t0
         timing = {"time/negatives": step["neg_seconds"], "time/rm_update": t_step - step["neg_seconds"]}
-        if self.recalibration is not None and step["rm_loss"] is not None:  # the RM moved: hold its threshold
+        if self.recalibration is not None and step.pop(
+            "rm_stepped"
+        ):  # the RM moved (on every rank): hold its threshold
             t0 = time.perf_counter()
             step.update(self.recalibration(self.rm))
             timing["time/recalibrate"] = time.perf_counter() - t0
+        step.pop("rm_stepped", None)  # not a metric
         self.last_pairs = step.pop("pairs")
         return self.reward_of(scores), {**extra, **{f"rm/{k}": v for k, v in step.items()}, **timing}

@@ -109,7 +109,7 @@ def cooper_step(
     """One reward-model update on (positive, negative) pairs made from this step's rollouts (one pair per positive
     and negative kind; `scores`: the RM's scores of the rollouts, for mined negatives; `solutions`: per rollout its
     prompt's worked solution or None, to use as the positive of prompts without a verified rollout -- beyond the
-    paper). Returns metrics: rm_loss (None if no valid pair), n_pairs, n_valid, valid_rate, positive_rate (prompts
+    paper). Returns metrics: rm_loss (None if no valid pair here), rm_stepped (whether the RM moved), n_pairs, n_valid, valid_rate, positive_rate (prompts
     with a verified rollout), reference_positives (prompts whose positive is their solution), neg_seconds,
     rm_grad_norm, valid/<kind> counts of a mix, and invalid/<reason> counts (no_positive counts prompts); and
     `pairs`, a list of the valid pairs (kind of a mix, positive's source, texts, logits before the update, loss).
@@ -171,6 +171,7 @@ def cooper_step(
     return {
         "rm_loss": out["rm_loss"],
         "rm_grad_norm": out["grad_norm"],
+        "rm_stepped": out["stepped"],
         "n_pairs": len(p),
         "n_valid": out["n_valid"],
         "valid_rate": out["n_valid"] / len(p) if p else 0.0,

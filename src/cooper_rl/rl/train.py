@@ -153,6 +153,8 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
         source = str(Path(checkpoint) / RM_DIR)
         if not (Path(source) / RM_STATE).is_file():
             raise FileNotFoundError(f"{checkpoint} has no {RM_DIR}/{RM_STATE}: it was not written by a cooper-mode run")
+    if cfg.rm_rehearsal and cfg.rm_recalibrate:  # rehearsal would fit the offset's logits and recalibration move it
+        raise ValueError("--rm_rehearsal and --rm_recalibrate are two ways of keeping the RM calibrated: use one")
     if cfg.rm_train_params not in ("auto", "adapter", "all"):
         raise ValueError(f"rm_train_params must be auto, adapter or all, got {cfg.rm_train_params!r}")
     rm = VerifyRM.from_pretrained(
