@@ -18,6 +18,13 @@ report = load_script("report", HERE)
 rundirs = load_script("rundirs", HERE)
 
 
+def b64_settings() -> dict:
+    """settings.yaml with the sweep's b64 as the comparison's regime (the fake runs' setting)."""
+    settings = yaml.safe_load((HERE / "settings.yaml").read_text())
+    settings["regime"] = "b64"
+    return settings
+
+
 def flags_of(cmd: list[str]) -> dict:
     """{flag: value(s)} of a `cooper rl` command line."""
     out, key = {}, None
@@ -186,8 +193,7 @@ def test_a_run_of_another_driver_counts_as_a_job_until_its_lock_is_free(tmp_path
 def test_rule_is_the_regimes_run_and_compare_plans_every_condition_seed_by_seed():
     import pytest
 
-    settings = yaml.safe_load((HERE / "settings.yaml").read_text())
-    settings["regime"] = "b64"
+    settings = b64_settings()
     assert run.parse_run(settings, "rule:2") == ("b64", 2) and run.parse_run(settings, "model:1") == ("model", 1)
     for bad in ("model", "model:x", "model:"):
         with pytest.raises(SystemExit, match="NAME:SEED"):
@@ -206,8 +212,7 @@ def test_rule_is_the_regimes_run_and_compare_plans_every_condition_seed_by_seed(
 def test_a_run_dir_made_with_another_schedule_is_not_resumed(tmp_path, monkeypatch):
     import pytest
 
-    settings = yaml.safe_load((HERE / "settings.yaml").read_text())
-    settings["regime"] = "b64"
+    settings = b64_settings()
     monkeypatch.setattr(run, "RUNS", tmp_path)
     run.check_schedule(settings, "cooper_paper", 0)  # no run dir yet
     (tmp_path / "cooper_paper-s0").mkdir()
@@ -358,8 +363,7 @@ def test_rm_negatives_answered_counts_what_the_rm_was_taught_to_reject(tmp_path)
 
 
 def test_the_comparison_and_its_preregistered_decisions(tmp_path):
-    settings = yaml.safe_load((HERE / "settings.yaml").read_text())
-    settings["regime"] = "b64"
+    settings = b64_settings()
     runs = tmp_path / "runs"
     for s in range(3):
         _fake_run(runs / f"b64-s{s}", acc_end=0.75, pos_wrong=0.0, rm_right_end=4)
@@ -433,8 +437,7 @@ def test_the_comparison_and_its_preregistered_decisions(tmp_path):
 
 
 def test_decisions_rest_on_three_seeds_of_the_numbers_they_use_and_pair_equal_budgets(tmp_path):
-    settings = yaml.safe_load((HERE / "settings.yaml").read_text())
-    settings["regime"] = "b64"
+    settings = b64_settings()
     runs = tmp_path / "runs"
     for s in range(3):
         _fake_run(runs / f"b64-s{s}", acc_end=0.75, pos_wrong=0.0, rm_right_end=4, rm_sha256=None)  # rule: no RM
@@ -832,8 +835,7 @@ def test_issue_106s_judgement_follows_its_pre_registration():
 
 
 def test_the_headline_counts_seeds_3_and_4_while_the_decisions_stay_on_seeds_0_to_2(tmp_path):
-    settings = yaml.safe_load((HERE / "settings.yaml").read_text())
-    settings["regime"] = "b64"
+    settings = b64_settings()
     runs = tmp_path / "runs"
     for s in range(5):
         _fake_run(runs / f"b64-s{s}", acc_end=0.75, pos_wrong=0.0, rm_right_end=4)
