@@ -5,9 +5,10 @@
 
 The rollouts of every finished `model` seed's last quarter of steps (the static weaker RM's hack: long completions,
 most without a final answer), labelled by the strict rule's verdict, are scored by `cooper eval-rm` with the weaker
-RM as every run starts from it and with each co-optimized RM this machine holds at its run's end
-(runs/rl_learns/<cooper condition>-s<seed>/rm; a full model's weights are not committed). Each RM also scores the
-shipped RM's suites (SUITES: integer answers in many forms and traps; LaTeX answers). Writes results/hack_transfer.json
+RM as every run starts from it, with the shipped RM (`verifyrm`) once a run from it has finished (predictions.md,
+2026-12-07), and with each co-optimized RM at its run's end: a full model where this machine holds it
+(runs/rl_learns/<run>/rm; not committed), an adapter from its committed copy (results/runs/<run>/rm) where this
+machine does not. Each RM also scores the shipped RM's suites (SUITES: integer answers in many forms and traps; LaTeX answers). Writes results/hack_transfer.json
 (per RM: the share of rule-wrong rollouts it accepts, by whether the rule reads an answer, its AUROC, and per suite
 its accuracy, wrong rows accepted, right rows rejected and AUROC) and each RM's per-row scores of the rollouts beside
 it (results/hack_transfer/<rm>.scores.jsonl.gz). An RM scored before that this machine no longer holds (a replaced
@@ -37,6 +38,8 @@ RESULTS = HERE / "results"
 # the RMs predictions.md's prediction names (with the weaker RM at its start); any other this machine holds is scored
 # too, marked outside the prediction
 PREDICTED = ("cooper_paper-s1", "cooper_paper_noscale-s1", "cooper_ref_bin-s1")
+# predictions.md, "Co-optimizing the shipped RM" (2026-12-07): the runs from the shipped RM, with it at their start
+PREDICTED_SHIPPED = ("cooper_paper_shipped-s0", "cooper_recal_shipped-s0", "cooper_rehearsal_shipped-s0")
 WORK = ROOT / "runs" / "rl_learns" / "hack_transfer"
 SUITES = {  # the shipped RM's suites (docs/VERIFYRM.md), text none of the runs trained or were evaluated on
     "robustness": ROOT / "experiments" / "verifyrm" / "v3" / "robustness.jsonl",
@@ -78,15 +81,21 @@ def hacked_rollouts() -> list[dict]:
 
 def rms(settings: dict) -> dict[str, Path]:
     """{name: RM dir}: the weaker RM every `model` and Cooper run starts from, then each co-optimized RM at its
-    finished run's end that this machine holds."""
+    finished run's end that this machine holds; the shipped RM at the start when a run from it has finished."""
     out = {"weak (start)": ROOT / settings["rms"]["weak"]["path"]}
+    ends = {}
     for cond, c in settings["conditions"].items():
         if c["flags"].get("reward") != "cooper":
             continue
         for d in sorted((ROOT / "runs" / "rl_learns").glob(f"{cond}-s*")):
             if (d / "rm" / "cooper_rm.json").is_file() and finished_run(d):
-                out[f"{d.name} (end)"] = d / "rm"
-    return out
+                ends[f"{d.name} (end)"] = (d / "rm", c["rm"])
+        for d in sorted((RESULTS / "runs").glob(f"{cond}-s*")):  # an adapter RM committed beside its run's logs
+            if f"{d.name} (end)" not in ends and (d / "rm" / "cooper_rm.json").is_file() and finished_run(d):
+                ends[f"{d.name} (end)"] = (d / "rm", c["rm"])
+    if any(kind == "shipped" for _, kind in ends.values()):
+        out["shipped (start)"] = ROOT / settings["rms"]["shipped"]["path"]
+    return out | {name: rm for name, (rm, _) in ends.items()}
 
 
 def score(name: str, rm: Path, data: Path) -> dict:
@@ -151,7 +160,7 @@ def main():
         entry = {
             "rm": str(rm.relative_to(ROOT)),
             "rm_sha256": report["rm_sha256"],
-            "in_prediction": name.startswith("weak") or name.split()[0] in PREDICTED,
+            "in_prediction": name.endswith("(start)") or name.split()[0] in PREDICTED + PREDICTED_SHIPPED,
             "wrong_accepted": 100 * sum(p >= 0.5 for p, _ in wrong) / len(wrong),
             "wrong_accepted_by_kind": {
                 k: 100 * sum(p >= 0.5 for p, t in wrong if t == k) / n
@@ -184,7 +193,7 @@ def main():
         ]
         write_jsonl(RESULTS / "hack_transfer" / f"{name.split()[0]}.scores.jsonl.gz", kept)
     for name, e in before.items():  # scored on an earlier machine: its entry stays, marked
-        if name not in summary["rms"] and not name.startswith("weak"):
+        if name not in summary["rms"] and not name.endswith("(start)"):
             summary["rms"][name] = e | {"held_here": False}
     atomic_write_json(committed, summary)
     for name, e in summary["rms"].items():

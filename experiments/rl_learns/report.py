@@ -857,9 +857,7 @@ def comparison_table(comp: dict | None) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for n, r in comp["conditions"].items():
-        if not r["seeds"]:
-            lines.append(f"| {n} | 0 |" + " - |" * 8)
-            signal.append(f"| {n} |" + " - |" * 6)
+        if not r["seeds"]:  # named under the tables instead
             continue
         acc = r["rm_accuracy_by_step"]
         ch = r["rm_change"]
@@ -893,6 +891,9 @@ def comparison_table(comp: dict | None) -> str:
             f"{m('mean_abs_advantage', '{:.2f}')} | {m('kl_last_quarter', '{:.4f}')} |"
         )
     lines += ["", *signal]
+    waiting = [n for n, r in comp["conditions"].items() if not r["seeds"]]
+    if waiting:
+        lines += ["", f"No finished run yet: {', '.join(f'`{n}`' for n in waiting)}."]
     if comp["regime_scale_rewards"] != "group":  # predictions.md, addendum of 2026-12-02
         lines += [
             "",

@@ -50,6 +50,13 @@ def test_every_setting_is_a_valid_cooper_rl_command_with_the_frozen_monitor():
         want = 6400 if name == "b64_long" else 3200  # b64_long: twice the budget, on purpose (predictions.md)
         assert per_step * int(f["max_steps"]) == want, f"{name}: not the budget"
         assert per_step // int(f.get("gradient_accumulation_steps", 1)) <= 16, f"{name}: micro-batch too large"
+    for name, c in settings[
+        "conditions"
+    ].items():  # every comparison condition: the regime plus valid flags, its RM known
+        assert c["rm"] in settings["rms"], name
+        f = flags_of(run.command(settings, name, 0))
+        assert set(f) - {"config"} <= names, f"{name}: unknown flags {set(f) - names}"
+        assert f["rm"] == settings["rms"][c["rm"]]["path"], name
 
 
 def test_a_run_dir_has_one_writer(tmp_path):
@@ -870,3 +877,36 @@ def test_an_rm_on_a_suite_counts_wrong_rows_accepted_and_right_rows_rejected(tmp
     e = ht.suite_entry("cooper_recal-s0 (end)", tmp_path, "latex", suite)
     assert e["rows"] == 5 and e["accuracy"] == 60.0 and e["auroc"] == 0.5
     assert abs(e["wrong_accepted"] - 100 / 3) < 1e-9 and e["right_rejected"] == 50.0
+
+
+def test_hack_transfer_scores_the_shipped_rm_at_the_start_only_beside_a_finished_run_from_it(tmp_path, monkeypatch):
+    ht = load_script("hack_transfer", HERE)
+    monkeypatch.setattr(ht, "ROOT", tmp_path)
+    monkeypatch.setattr(ht, "RESULTS", tmp_path / "results")
+    settings = {
+        "rms": {"weak": {"path": "runs/weak"}, "shipped": {"path": "assets/verifyrm"}},
+        "conditions": {
+            "model": {"rm": "weak", "flags": {"reward": "model"}},
+            "cooper_paper": {"rm": "weak", "flags": {"reward": "cooper"}},
+            "cooper_paper_shipped": {"rm": "shipped", "flags": {"reward": "cooper"}},
+        },
+    }
+    runs = tmp_path / "runs" / "rl_learns"
+    for name, finished in (("cooper_paper-s0", True), ("cooper_paper_shipped-s0", False), ("model-s0", True)):
+        _fake_run(runs / name, acc_end=0.5, pos_wrong=0.0, rm_right_end=4, finished=finished)
+        (runs / name / "rm").mkdir()
+        (runs / name / "rm" / "cooper_rm.json").write_text("{}")
+    assert list(ht.rms(settings)) == ["weak (start)", "cooper_paper-s0 (end)"]  # a `model` run's RM is the static one
+    _fake_run(runs / "cooper_paper_shipped-s0", acc_end=0.5, pos_wrong=0.0, rm_right_end=4)
+    (runs / "cooper_paper_shipped-s0" / "rm").mkdir()
+    (runs / "cooper_paper_shipped-s0" / "rm" / "cooper_rm.json").write_text("{}")
+    got = ht.rms(settings)
+    assert list(got) == ["weak (start)", "shipped (start)", "cooper_paper-s0 (end)", "cooper_paper_shipped-s0 (end)"]
+    assert got["shipped (start)"] == tmp_path / "assets" / "verifyrm"
+    # a replaced machine: the run dir is gone, the adapter committed beside the run's logs is scored instead
+    import shutil
+
+    shutil.move(runs / "cooper_paper_shipped-s0", tmp_path / "results" / "runs" / "cooper_paper_shipped-s0")
+    got = ht.rms(settings)
+    assert got["cooper_paper_shipped-s0 (end)"] == tmp_path / "results" / "runs" / "cooper_paper_shipped-s0" / "rm"
+    assert "shipped (start)" in got
