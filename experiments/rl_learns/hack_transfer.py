@@ -31,8 +31,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 from rundirs import SEEDS, finished_run, name_seed  # noqa: E402
-
-from report import answer_kind  # noqa: E402
+from runlogs import answer_kind  # noqa: E402
 
 RESULTS = HERE / "results"
 # the RMs predictions.md's prediction names (with the weaker RM at its start); any other this machine holds is scored

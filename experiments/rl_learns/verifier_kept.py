@@ -1,5 +1,5 @@
 """Issue 106's pre-registered judgement (predictions.md, "Cooper whose RM stays a verifier" and its second variant):
-each variant of the RM update against `cooper_paper`, from report.py's comparison of seeds 0-2 (the judgement waits
+each variant of the RM update against `cooper_paper`, from comparison.py's comparison of seeds 0-2 (the judgement waits
 until the variant and cooper_paper have all three; seeds added later for the headline do not change it).
 
 Targets (both variants):

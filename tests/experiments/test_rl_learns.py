@@ -15,6 +15,9 @@ from cooper_rl.rl.config import RLConfig
 HERE = Path(__file__).resolve().parents[2] / "experiments/rl_learns"
 run = load_script("run", HERE)
 report = load_script("report", HERE)
+comparison = load_script("comparison", HERE)
+decisions = load_script("decisions", HERE)
+runlogs = load_script("runlogs", HERE)
 rundirs = load_script("rundirs", HERE)
 
 
@@ -170,15 +173,15 @@ def test_the_monitor_is_judged_against_the_preregistered_collapse(tmp_path):
     ev = lambda step, a, b: {"step": step, "policy": {"x": {"avg@k_strict": a}, "y": {"avg@k_strict": b}}}  # noqa: E731
     # mean 20 % at the start, 14 % at step 25 (6 points down: bad), 16 % at the end (4 down: not collapsed)
     evals = [ev(0, 0.30, 0.10), ev(25, 0.20, 0.08), ev(50, 0.22, 0.10)]
-    m = report.monitor_report(d, evals)
+    m = runlogs.monitor_report(d, evals)
     assert (m["first_flag"], m["flagged_calls"], m["first_bad_eval"]) == (20, 31, 25)
     assert m["flagged_in_time"] and not m["collapsed"]
     assert m["first_flag_by_check"] == {"acc_fall": 20, "rm_fooled": 30}  # a check that never fired is not named
     assert report.checks(m) == "acc_fall 20, rm_fooled 30"
-    m = report.monitor_report(d, [ev(0, 0.30, 0.10), ev(25, 0.30, 0.10), ev(50, 0.20, 0.08)])
+    m = runlogs.monitor_report(d, [ev(0, 0.30, 0.10), ev(25, 0.30, 0.10), ev(50, 0.20, 0.08)])
     assert m["collapsed"] and m["first_bad_eval"] == 50 and m["flagged_in_time"]
     (d / "metrics.jsonl").write_text("".join(json.dumps(r | {"monitor/acc_fall": float(r["step"] > 25)}) + "\n" for r in metrics))  # fmt: skip
-    assert not report.monitor_report(d, evals)["flagged_in_time"]  # the first flag came after the bad evaluation
+    assert not runlogs.monitor_report(d, evals)["flagged_in_time"]  # the first flag came after the bad evaluation
 
 
 def test_a_run_of_another_driver_counts_as_a_job_until_its_lock_is_free(tmp_path, monkeypatch):
@@ -342,20 +345,20 @@ def test_wrong_rows_accepted_are_split_by_what_wrote_them(tmp_path):
     scores = [0.9, 0.7, 0.1, 0.2, 0.6]  # accepts one of the policy's two wrong rows and the base's answerless one
     r = {"data": str(data), "labels": [y for y, _, _ in rows], "scores": scores}
     (d / "eval" / "step-3" / "rm_scores.json").write_text(json.dumps(r))
-    assert report.rm_accepts_wrong_by_kind(d, 3) == {
+    assert comparison.rm_accepts_wrong_by_kind(d, 3) == {
         "base, an answer": 0.0,
         "base, no answer": 100.0,
         "policy, an answer": 50.0,
     }
-    assert report.rm_accepts_wrong_by_kind(d, 4) is None  # no evaluation at that step
+    assert comparison.rm_accepts_wrong_by_kind(d, 4) is None  # no evaluation at that step
     (d / "eval" / "step-5").mkdir()
     (d / "eval" / "step-5" / "rm_scores.json").write_text(json.dumps(r | {"labels": [1, 1, 0, 0, 0]}))
     with pytest.raises(ValueError, match="labels are not those of"):
-        report.rm_accepts_wrong_by_kind(d, 5)
+        comparison.rm_accepts_wrong_by_kind(d, 5)
 
 
 def test_rm_negatives_answered_counts_what_the_rm_was_taught_to_reject(tmp_path):
-    assert report.rm_negatives_answered(tmp_path) is None  # a run without an RM side
+    assert comparison.rm_negatives_answered(tmp_path) is None  # a run without an RM side
     pairs = [
         {"step": 1, "positive": "So \\boxed{4}.", "negative": "So \\boxed{5}."},
         {"step": 1, "positive": "So \\boxed{4}.", "negative": "The apples are many."},
@@ -364,9 +367,9 @@ def test_rm_negatives_answered_counts_what_the_rm_was_taught_to_reject(tmp_path)
     ]
     (tmp_path / "rm_pairs.jsonl.gz").write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in pairs).encode()))
     # three negatives end in a boxed answer, one (a content-free reply) in none
-    assert report.rm_negatives_answered(tmp_path) == {"pairs": 4, "negative has an answer": 75.0}
+    assert comparison.rm_negatives_answered(tmp_path) == {"pairs": 4, "negative has an answer": 75.0}
     (tmp_path / "rm_pairs.jsonl.gz").write_bytes(gzip.compress(b""))
-    assert report.rm_negatives_answered(tmp_path) == {"pairs": 0, "negative has an answer": None}
+    assert comparison.rm_negatives_answered(tmp_path) == {"pairs": 0, "negative has an answer": None}
 
 
 def test_the_comparison_and_its_preregistered_decisions(tmp_path):
@@ -381,7 +384,7 @@ def test_the_comparison_and_its_preregistered_decisions(tmp_path):
         _fake_run(runs / f"cooper_ref_bin-s{s}", acc_end=1.0, pos_wrong=0.0, rm_right_end=4, finished=s < 2)
     _fake_run(runs / "cooper_paper_noscale-s9", acc_end=0.25, pos_wrong=0.9, rm_right_end=4)  # not a planned seed
     rows = {d.name: report.run_report(d, d.name) for d in sorted(runs.iterdir())}
-    c = report.comparison(settings, runs, rows)
+    c = comparison.comparison(settings, runs, rows)
     rule, model, paper = (c["conditions"][n] for n in ("rule", "model", "cooper_paper"))
     assert rule["seeds"] == [0, 1, 2] and c["conditions"]["cooper_ref_bin"]["seeds"] == [0, 1]  # unfinished: out
     assert c["conditions"]["cooper_paper_noscale"]["seeds"] == [0, 1, 2]  # seed 9 is not the design's
@@ -406,14 +409,14 @@ def test_the_comparison_and_its_preregistered_decisions(tmp_path):
     assert c["decisions"]["section5"] is None  # cooper_ref_bin has 2 of its 3 seeds
     t = c["decisions"]["regime_target"]  # rule: +25 points on every set in every seed
     assert t["meets_target"] and t["built_in_gain"]["mean"] == 25.0 and t["SVAMP_gain"]["ci95"][0] > 0
-    table = report.comparison_table(c)
+    table = comparison.comparison_table(c)
     assert "| cooper_paper | 3 | 1 |" in table and "supported" in table and "**met**" in table
     assert "| 0.0 / 0.0 → 50.0 / 50.0 |" in table
     assert paper["rm_auroc_by_step"] == {0: 1.0, 2: 0.5} and "| 1.000 → 0.500 |" in table  # threshold-free too
 
     # every condition complete: §5's targets and predictions
     _fake_run(runs / "cooper_ref_bin-s2", acc_end=1.0, pos_wrong=0.0, rm_right_end=4)
-    d5 = report.comparison(settings, runs, rows)["decisions"]["section5"]
+    d5 = comparison.comparison(settings, runs, rows)["decisions"]["section5"]
     assert d5["targets"] == {
         "cooper_paper": {"a_ordering": False, "b_rule_plus_2": False},  # collapsed in seed 0; -16.7 points
         "cooper_ref_bin": {"a_ordering": True, "b_rule_plus_2": True},  # +25 points in every seed
@@ -428,19 +431,19 @@ def test_the_comparison_and_its_preregistered_decisions(tmp_path):
     # §4 when cooper_paper collapses in no seed: prediction 1 alone is tested
     for s in range(3):
         _fake_run(runs / f"cooper_paper-s{s}", acc_end=0.75, pos_wrong=0.8, rm_right_end=2)
-    assert report.comparison(settings, runs, rows)["decisions"]["section4"]["verdict"].startswith("prediction 1 holds")
+    assert comparison.comparison(settings, runs, rows)["decisions"]["section4"]["verdict"].startswith("prediction 1 holds")
     _fake_run(runs / "cooper_paper_noscale-s0", acc_end=0.75, pos_wrong=0.85, rm_right_end=4)
     _fake_run(runs / "cooper_paper_noscale-s1", acc_end=0.75, pos_wrong=0.85, rm_right_end=4)
-    assert report.comparison(settings, runs, rows)["decisions"]["section4"]["verdict"].startswith("refuted")
+    assert comparison.comparison(settings, runs, rows)["decisions"]["section4"]["verdict"].startswith("refuted")
     _fake_run(runs / "cooper_paper_noscale-s1", acc_end=0.75, pos_wrong=None, rm_right_end=4)  # a missing log
-    assert report.comparison(settings, runs, rows)["decisions"]["section4"]["verdict"].startswith("undetermined")
+    assert comparison.comparison(settings, runs, rows)["decisions"]["section4"]["verdict"].startswith("undetermined")
     # refuted: the unscaled arm collapses as often as the paper's
     for s in range(3):
         _fake_run(runs / f"cooper_paper-s{s}", acc_end=0.25 if s == 0 else 0.75, pos_wrong=0.8, rm_right_end=2)
         _fake_run(runs / f"cooper_paper_noscale-s{s}", acc_end=0.25 if s == 1 else 0.75, pos_wrong=0.3, rm_right_end=4)
-    assert report.comparison(settings, runs, rows)["decisions"]["section4"]["verdict"] == "refuted"
+    assert comparison.comparison(settings, runs, rows)["decisions"]["section4"]["verdict"] == "refuted"
     settings["regime"] = None
-    assert report.comparison(settings, runs, rows) is None and "regime" in report.comparison_table(None)
+    assert comparison.comparison(settings, runs, rows) is None and "regime" in comparison.comparison_table(None)
 
 
 def test_decisions_rest_on_three_seeds_of_the_numbers_they_use_and_pair_equal_budgets(tmp_path):
@@ -454,7 +457,7 @@ def test_decisions_rest_on_three_seeds_of_the_numbers_they_use_and_pair_equal_bu
         _fake_run(runs / f"cooper_paper_noscale-s{s}", acc_end=0.25 if s == 2 else 0.75, pos_wrong=0.3, rm_right_end=4)
         _fake_run(runs / f"cooper_ref_bin-s{s}", acc_end=0.75, pos_wrong=0.0, rm_right_end=4)
     rows = {d.name: report.run_report(d, d.name) for d in sorted(runs.iterdir())}
-    d = report.comparison(settings, runs, rows)["decisions"]
+    d = comparison.comparison(settings, runs, rows)["decisions"]
     # the paper's arm never collapsed, so collapse is not tested, but the unscaled arm's collapse is said
     verdict = d["section4"]["verdict"]
     assert verdict.startswith("prediction 1 holds") and "prediction 2 fails" in verdict and "in 1 seed" in verdict
@@ -465,13 +468,13 @@ def test_decisions_rest_on_three_seeds_of_the_numbers_they_use_and_pair_equal_bu
         f.write(
             json.dumps({"step": 1, "signal/pos_adv_to_wrong": 0.2, "reward_mean": 0.5, "rule_accuracy": 0.5}) + "\n"
         )
-    c = report.comparison(settings, runs, rows)["conditions"]["cooper_paper"]
+    c = comparison.comparison(settings, runs, rows)["conditions"]["cooper_paper"]
     assert c["mechanism"][0]["pos_adv_to_wrong_q1"] == 0.2  # the first quarter of 2 steps: step 1, as logged last
 
     (runs / "cooper_ref_bin-s1" / "eval" / "step-2" / "samples.jsonl").unlink()  # a seed's samples lost
     (runs / "cooper_paper-s2" / "eval" / "step-2" / "rm_scores.json").unlink()  # and a seed's RM scores
     (runs / "b64-s0" / "eval" / "step-2" / "samples.jsonl").unlink()
-    d = report.comparison(settings, runs, rows)["decisions"]
+    d = comparison.comparison(settings, runs, rows)["decisions"]
     assert d["section5"]["verdict"] == (
         "undetermined: fewer than 3 seeds in model - rule; model_strong - rule; cooper_paper - rule; "
         "cooper_ref_bin - rule; cooper_paper's RM change"  # rule's seed 0 pairs with no one now
@@ -487,7 +490,7 @@ def test_decisions_rest_on_three_seeds_of_the_numbers_they_use_and_pair_equal_bu
     ev = [json.loads(x) for x in (runs / "cooper_paper-s0" / "evals.jsonl").read_text().splitlines()]
     ev[-1]["step"] = 3  # another budget than rule's seed 0: no paired difference, and no abort
     (runs / "cooper_paper-s0" / "evals.jsonl").write_text("".join(json.dumps(e) + "\n" for e in ev[::-1]))
-    c = report.comparison(settings, runs, rows)
+    c = comparison.comparison(settings, runs, rows)
     paper = c["conditions"]["cooper_paper"]
     assert paper["unpaired_with_rule"] == [0] and paper["vs_rule"]["mean of sets"]["n_seeds"] == 1  # seed 1 only
     assert paper["end"]["mean of sets"]["n_seeds"] == 3  # its own numbers at its last (largest) step, records reversed
@@ -501,10 +504,10 @@ def test_the_comparison_figure_draws_finished_runs_only(tmp_path):
     _fake_run(runs / "model-s0", acc_end=0.25, pos_wrong=0.9, rm_right_end=4, finished=False)
     png = tmp_path / "comparison.png"
     settings["regime"] = None
-    assert not report.comparison_figure(settings, runs, png) and not png.exists()  # no regime: no comparison
+    assert not comparison.comparison_figure(settings, runs, png) and not png.exists()  # no regime: no comparison
     settings["regime"] = "b64"
-    assert report.condition_runs(settings, runs)["model"] == {}  # unfinished: not drawn
-    assert report.comparison_figure(settings, runs, png) and png.read_bytes()[:4] == b"\x89PNG"
+    assert comparison.condition_runs(settings, runs)["model"] == {}  # unfinished: not drawn
+    assert comparison.comparison_figure(settings, runs, png) and png.read_bytes()[:4] == b"\x89PNG"
     # seeds whose evaluations differ: one without the RM's accuracy at step 0, one without the built-in set at its end
     for seed in (1, 2):
         _fake_run(runs / f"model-s{seed}", acc_end=0.25, pos_wrong=0.9, rm_right_end=4)
@@ -514,7 +517,7 @@ def test_the_comparison_figure_draws_finished_runs_only(tmp_path):
     ev[1]["policy"] = {k: v for k, v in ev[1]["policy"].items() if "builtin" not in k}
     evals.write_text("".join(json.dumps(e) + "\n" for e in ev))
     png.unlink()
-    assert report.comparison_figure(settings, runs, png) and png.read_bytes()[:4] == b"\x89PNG"
+    assert comparison.comparison_figure(settings, runs, png) and png.read_bytes()[:4] == b"\x89PNG"
 
 
 def test_the_monitor_record_counts_finished_runs_by_the_preregistered_collapse():
@@ -574,38 +577,38 @@ def test_the_pick_follows_the_preregistered_rule():
         "c-s0": row(6.0, 2.0, gsm_hi=-0.1),  # the largest gain, but a significant loss on GSM8K
         "d-s0": row(-4.0, -7.0, finished=False),
     }
-    assert report.pick(rows, settings) == {"pick": None, "waiting_for": ["d"]}
+    assert decisions.pick(rows, settings) == {"pick": None, "waiting_for": ["d"]}
     rows["d-s0"]["finished"] = True
-    p = report.pick(rows, settings)
+    p = decisions.pick(rows, settings)
     assert p["pick"] == "b" and p["eligible"] == ["a", "b", "d"] and p["within_1_point"] == ["a", "b"]
     assert p["cost_from"] == "runs" and p["waiting_for"] == []
     assert not p["pick_meets_target_seed0"] and not p["b64_long_finished"]
     rows["b64_long-s0"] = row(6.5, 3.0, gsm_hi=-0.1)  # +6.5, but a significant loss on GSM8K: not the target
-    assert not report.pick(rows, settings)["b64_long_meets_target"]
+    assert not decisions.pick(rows, settings)["b64_long_meets_target"]
     rows["b64_long-s0"] = row(6.5, 3.0)  # reaches the target at 6,400 rollouts (predictions.md rule 7)
-    assert report.pick(rows, settings)["b64_long_meets_target"]
-    assert report.pick(rows, settings)["seconds_per_1k_rollouts"] == {"a": 2400, "b": 2000}
+    assert decisions.pick(rows, settings)["b64_long_meets_target"]
+    assert decisions.pick(rows, settings)["seconds_per_1k_rollouts"] == {"a": 2400, "b": 2000}
     rows["b-s0"] = row(5.2, 0.5, cost=2000)
-    assert report.pick(rows, settings)["pick_meets_target_seed0"]
+    assert decisions.pick(rows, settings)["pick_meets_target_seed0"]
     rows["b-s0"] = row(3.6, 1.0, cost=1500, threads=2)  # within 1 point, its cost measured alone on 2 cores
-    p = report.pick(rows, settings)
+    p = decisions.pick(rows, settings)
     assert p["pick"] is None and p["within_1_point"] == ["a", "b"] and "side by side" in p["why"]
     assert p["b64_long_meets_target"]  # the rest of the report stays
-    assert report.pick(rows, settings, [{"a": 2400, "c": 2000}])["pick"] is None  # b's side-by-side cost missing
-    p = report.pick(rows, settings, [{"a": 2400, "b": 2600}])  # measured side by side: a is cheaper
+    assert decisions.pick(rows, settings, [{"a": 2400, "c": 2000}])["pick"] is None  # b's side-by-side cost missing
+    p = decisions.pick(rows, settings, [{"a": 2400, "b": 2600}])  # measured side by side: a is cheaper
     assert p["pick"] == "a" and p["cost_from"] == "results/costs.json" and p["seconds_per_1k_rollouts"]["b"] == 2600
     assert p["waiting_for"] == [] and "why" not in p
     # costs of different measurements compare only as ratios to a setting measured beside both
     rows["c-s0"] = row(4.0, 1.0, threads=2)
-    p = report.pick(rows, settings, [{"a": 2400, "b": 2600}, {"a": 1200, "c": 1000}])
+    p = decisions.pick(rows, settings, [{"a": 2400, "b": 2600}, {"a": 1200, "c": 1000}])
     assert p["within_1_point"] == ["a", "b", "c"] and p["pick"] == "c"  # c is 0.83 of a, b 1.08 of a
     assert p["cost_relative"] == {"a": 1.0, "b": 1.083, "c": 0.833} and "seconds_per_1k_rollouts" not in p
-    assert report.pick(rows, settings, [{"a": 2400, "b": 2600}, {"b": 1200, "d": 1000}])["pick"] is None
+    assert decisions.pick(rows, settings, [{"a": 2400, "b": 2600}, {"b": 1200, "d": 1000}])["pick"] is None
     rows["c-s0"] = row(6.0, 2.0, gsm_hi=-0.1)
     rows["b-s0"] = row(2.0, 1.0, cost=1500, threads=2)  # not within 1 point: its threads do not matter
-    assert report.pick(rows, settings)["pick"] == "a"
+    assert decisions.pick(rows, settings)["pick"] == "a"
     rows["b-s0"] = row(3.6, 1.0, cost=2300)  # within 1 point but only 4 % cheaper: a cost within noise, a's gain wins
-    assert report.pick(rows, settings)["pick"] == "a"
+    assert decisions.pick(rows, settings)["pick"] == "a"
 
 
 def test_rm_change_pairs_rows_only_on_the_same_evaluation_set(tmp_path):
@@ -616,15 +619,15 @@ def test_rm_change_pairs_rows_only_on_the_same_evaluation_set(tmp_path):
 
     scores(0, [0.9, 0.2], [1, 0])
     scores(4, [0.9, 0.8], [1, 0])
-    assert report.rm_change(tmp_path, 4) == (-50.0, {0: 0, 1: -100})
+    assert comparison.rm_change(tmp_path, 4) == (-50.0, {0: 0, 1: -100})
     scores(4, [0.9, 0.8], [1, 1])  # the set was rebuilt with other labels: no silent pairing
     import pytest
 
     with pytest.raises(ValueError, match="differ"):
-        report.rm_change(tmp_path, 4)
+        comparison.rm_change(tmp_path, 4)
     scores(4, [0.9], [1, 0])
     with pytest.raises(ValueError, match="1 scores for 2 labels"):
-        report.rm_change(tmp_path, 4)
+        comparison.rm_change(tmp_path, 4)
 
 
 def test_a_job_gets_the_cores_the_jobs_file_leaves_it(tmp_path, monkeypatch):
@@ -652,7 +655,7 @@ def test_evaluation_sets_pair_across_checkouts(tmp_path):
         rows += [{"dataset": "builtin:test:300:1,2", "id": "a", "correct": False}]
         with gzip.open(d / "samples.jsonl.gz", "wt") as f:
             f.writelines(json.dumps(r) + "\n" for r in rows)
-        return report.scores_at(tmp_path / run, 0)
+        return runlogs.scores_at(tmp_path / run, 0)
 
     a, b = samples("a", "/work/main"), samples("b", "/elsewhere/clone")
     assert a == b == {"svamp_heldout.jsonl": {1: 1.0}, "builtin:test:300:1,2": {"a": 0.0}}
@@ -675,10 +678,10 @@ def test_regime_target_needs_the_gain_its_ci_and_no_loss_elsewhere():
         x = lambda m, lo, hi: {"mean": m, "ci95": [lo, hi]}  # noqa: E731
         return {"gain": {"built-in test": x(*built), "SVAMP": x(*svamp), "GSM8K": x(0.0, -1.0, 1.0)}}
 
-    assert report.regime_target(rule((6.0, 1.0, 11.0)))["meets_target"]
-    assert not report.regime_target(rule((4.9, 1.0, 8.8)))["meets_target"]  # below 5 points
-    assert not report.regime_target(rule((6.0, -1.0, 13.0)))["meets_target"]  # CI includes 0
-    assert not report.regime_target(rule((6.0, 1.0, 11.0), svamp=(-3.0, -5.0, -1.0)))["meets_target"]  # SVAMP lost
+    assert decisions.regime_target(rule((6.0, 1.0, 11.0)))["meets_target"]
+    assert not decisions.regime_target(rule((4.9, 1.0, 8.8)))["meets_target"]  # below 5 points
+    assert not decisions.regime_target(rule((6.0, -1.0, 13.0)))["meets_target"]  # CI includes 0
+    assert not decisions.regime_target(rule((6.0, 1.0, 11.0), svamp=(-3.0, -5.0, -1.0)))["meets_target"]  # SVAMP lost
 
 
 def test_comparison_runs_are_not_rows_of_the_sweep():
@@ -698,8 +701,8 @@ def test_a_runs_directory_name_gives_back_its_name_and_seed():
 
 
 def test_quarters_are_the_means_of_the_first_and_last_quarter():
-    assert report.quarters([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]) == [1.5, 7.5]
-    assert report.quarters([3.0]) == [3.0, 3.0] and report.quarters([]) == [None, None]
+    assert runlogs.quarters([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]) == [1.5, 7.5]
+    assert runlogs.quarters([3.0]) == [3.0, 3.0] and runlogs.quarters([]) == [None, None]
 
 
 def test_rm_pairs_per_update_count_calls_without_pairs_as_zero(tmp_path):
@@ -788,7 +791,7 @@ def test_the_known_negatives_are_the_committed_build_and_hold_no_evaluation_ques
 
 
 def _arm(seeds_wrong: dict, auroc_end: float, end: float, collapsed=(), right_end=0.2) -> dict:
-    """A condition as report.comparison gives it: {seed: {step: wrong accepted}} and the means the judgement reads."""
+    """A condition as comparison.comparison gives it: {seed: {step: wrong accepted}} and the means the judgement reads."""
     wrong_end = sum(v[50] for v in seeds_wrong.values()) / len(seeds_wrong)
     return {
         "seeds": sorted(seeds_wrong),
@@ -850,12 +853,12 @@ def test_the_headline_counts_seeds_3_and_4_while_the_decisions_stay_on_seeds_0_t
         # seeds 3 and 4 of the unscaled arm collapse: the table shows them, §4 (seeds 0-2) does not move
         _fake_run(runs / f"cooper_paper_noscale-s{s}", acc_end=0.25 if s > 2 else 0.75, pos_wrong=0.3, rm_right_end=4)
     rows = {d.name: report.run_report(d, d.name) for d in sorted(runs.iterdir())}
-    c = report.headline(settings, runs, rows)
+    c = comparison.headline(settings, runs, rows)
     assert c["conditions"]["cooper_paper"]["seeds"] == [0, 1, 2, 3, 4]
     assert c["conditions"]["cooper_paper_noscale"]["collapsed"] == [3, 4]
     assert c["decisions"]["section4"]["verdict"].startswith("prediction 1 holds")  # judged on seeds 0-2
     assert "prediction 2 fails" not in c["decisions"]["section4"]["verdict"]
-    assert report.comparison(settings, runs, rows)["decisions"]["section4"] is None  # on 5 seeds nothing is judged
+    assert comparison.comparison(settings, runs, rows)["decisions"]["section4"] is None  # on 5 seeds nothing is judged
 
 
 def test_an_rm_on_a_suite_counts_wrong_rows_accepted_and_right_rows_rejected(tmp_path, monkeypatch):
