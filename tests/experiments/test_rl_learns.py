@@ -431,7 +431,9 @@ def test_the_comparison_and_its_preregistered_decisions(tmp_path):
     # §4 when cooper_paper collapses in no seed: prediction 1 alone is tested
     for s in range(3):
         _fake_run(runs / f"cooper_paper-s{s}", acc_end=0.75, pos_wrong=0.8, rm_right_end=2)
-    assert comparison.comparison(settings, runs, rows)["decisions"]["section4"]["verdict"].startswith("prediction 1 holds")
+    assert comparison.comparison(settings, runs, rows)["decisions"]["section4"]["verdict"].startswith(
+        "prediction 1 holds"
+    )
     _fake_run(runs / "cooper_paper_noscale-s0", acc_end=0.75, pos_wrong=0.85, rm_right_end=4)
     _fake_run(runs / "cooper_paper_noscale-s1", acc_end=0.75, pos_wrong=0.85, rm_right_end=4)
     assert comparison.comparison(settings, runs, rows)["decisions"]["section4"]["verdict"].startswith("refuted")
