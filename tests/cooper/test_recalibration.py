@@ -103,23 +103,29 @@ def test_the_offset_is_in_every_score_and_saved_with_the_rm(tmp_path):
     assert "logit_offset" not in json.loads((tmp_path / "plain" / "cooper_rm.json").read_text())
 
 
-def test_cooper_rl_recalibrates_after_each_update_and_checkpoints_k0(assets, tmp_path, one_thread):
+def test_cooper_rl_recalibrates_after_each_update_and_checkpoints_k0(assets, tmp_path, one_thread, monkeypatch):
     from tests.rl.test_train import config, rows
 
     from cooper_rl.rl.checkpoint import RM_DIR, RM_STATE
     from cooper_rl.rl.train import run_rl
 
+    def start_at_none(self, rm):  # a starting RM that accepted none of the negatives: every one accepted later shifts
+        self.allowed = 0
+
+    monkeypatch.setattr(Recalibration, "start", start_at_none)
     data = tmp_path / "negatives.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in _rows()))
     cfg = config(assets, tmp_path / "run", "cooper", max_steps=2, save_steps=2, rm_recalibrate=str(data),
                  rm_recalibrate_rows=8)  # fmt: skip
     run_rl(cfg)
     updates = [m for m in rows(tmp_path / "run") if m.get("rm/n_valid")]
-    assert updates and all("rm/recal_offset" in m and 0 <= m["rm/recal_accepted"] <= 1 for m in updates)
+    assert updates and updates[-1]["rm/recal_offset"] > 0  # the fresh head accepted some of them: the threshold rose
     state = torch.load(tmp_path / "run" / "checkpoint-2" / RM_DIR / RM_STATE, weights_only=False)
-    assert state["recalibration"]["allowed"] is not None
+    assert state["recalibration"]["allowed"] == 0
     meta = json.loads((tmp_path / "run" / "checkpoint-2" / RM_DIR / "cooper_rm.json").read_text())
-    assert meta.get("logit_offset", 0.0) == pytest.approx(updates[-1]["rm/recal_offset"])
+    assert meta["logit_offset"] == pytest.approx(updates[-1]["rm/recal_offset"])  # the shift travels with the RM
+    saved = VerifyRM.from_pretrained(str(tmp_path / "run" / "checkpoint-2" / RM_DIR), device="cpu")
+    assert _accepted(saved, Recalibration(_rows(), rows=8)) == 0  # the saved RM, offset applied, holds k0 = 0
 
 
 def test_tied_negatives_are_rejected_together(tmp_path):
