@@ -104,6 +104,12 @@ def test_score_probabilities_order_and_sorting(rm):
     assert rm.model.training  # ...and the previous mode restored afterwards
     rm.model.eval()
     assert rm.logits(qs[:1], refs[:1], comps[:1]).requires_grad
+    rm.offset = 0.5  # eval_logits: the logits minus the offset, batched by length, in the input order, without grad
+    plain = rm.logits(qs, refs, comps).detach()
+    batched = rm.eval_logits(qs, refs, comps, batch_size=3)
+    assert not batched.requires_grad and batched.dtype == torch.float32
+    assert batched.tolist() == pytest.approx(plain.tolist(), abs=1e-5)
+    assert rm.score(qs, refs, comps) == pytest.approx(torch.sigmoid(batched).tolist(), abs=1e-6)
 
 
 def test_save_load_roundtrip(rm, tmp_path):

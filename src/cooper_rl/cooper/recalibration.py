@@ -42,14 +42,9 @@ class Recalibration:
         self.allowed: int | None = None  # k0: how many of them the starting RM accepts
 
     def _logits(self, rm) -> torch.Tensor:
-        """The RM's logits (minus its offset) of the known negatives, without grad, in eval mode."""
-        was_training = rm.model.training
-        rm.model.eval()
-        try:
-            with torch.no_grad():
-                return rm.logits(*zip(*((r["question"], r["reference"], r["completion"]) for r in self.rows))).float()
-        finally:
-            rm.model.train(was_training)
+        """The RM's logits (minus its offset) of the known negatives, without grad, in eval mode, batched by length
+        (one padded batch of 256 long completions cost ~47 s a step on 2 cores)."""
+        return rm.eval_logits(*zip(*((r["question"], r["reference"], r["completion"]) for r in self.rows)))
 
     def start(self, rm) -> None:
         """Record k0 from the RM as it is now (the run's starting RM), once; a resumed run keeps its saved k0."""

@@ -445,10 +445,10 @@ class VerifyRM:
         return self._forward_grouped(ids, list(zip(questions, references))) - self.offset
 
     @torch.no_grad()
-    def score(
+    def eval_logits(
         self, questions, references, completions, batch_size: int = 64, sort_by_length: bool = True
-    ) -> list[float]:
-        """Rewards sigmoid(logit - offset) in the original order, computed in eval mode without grad.
+    ) -> torch.Tensor:
+        """Logits minus the offset (float32, in the original order), computed in eval mode without grad.
 
         With sort_by_length, sequences are batched by encoded length (less padding); otherwise in input order.
         On a decoder backbone (share_prefix) the sequences of one (question, reference) are batched together and
@@ -462,19 +462,23 @@ class VerifyRM:
             for i in order:
                 first.setdefault(keys[i], len(first))
             order = sorted(order, key=lambda i: first[keys[i]])
-        probs = [0.0] * len(ids)
+        out = torch.empty(len(ids), dtype=torch.float32)
         was_training = self.model.training
         self.model.eval()
         try:
             for start in range(0, len(order), batch_size):
                 chunk = order[start : start + batch_size]
                 s = self._forward_grouped([ids[i] for i in chunk], [keys[i] for i in chunk]) - self.offset
-                p = torch.sigmoid(s).tolist()
-                for i, v in zip(chunk, p):
-                    probs[i] = v
+                out[torch.tensor(chunk)] = s.float().cpu()
         finally:
             self.model.train(was_training)
-        return probs
+        return out
+
+    def score(
+        self, questions, references, completions, batch_size: int = 64, sort_by_length: bool = True
+    ) -> list[float]:
+        """Rewards sigmoid(logit - offset) in the original order, computed in eval mode without grad (eval_logits)."""
+        return torch.sigmoid(self.eval_logits(questions, references, completions, batch_size, sort_by_length)).tolist()
 
     def configure_optimizer(
         self, lr: float = 1e-5, weight_decay: float = 0.0, warmup_steps: int = 0, max_grad_norm: float = 1.0
