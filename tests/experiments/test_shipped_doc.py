@@ -63,3 +63,15 @@ def test_round_8s_decision_rule_keeps_an_rm_that_misses_the_long_check():
     assert rule["heldout"] and rule["robustness"] and rule["latex_heldout"]  # no drop against itself
     assert not rule["long_check"] and not rule["prefix_probe"]  # 32 % of the correct long solutions; 95 % of prefixes
     assert lines[-1].endswith("the shipped RM stays.")
+
+
+def test_round8_refuses_another_seed_or_rank_without_its_own_results_dir():
+    """Its evaluations are named by seed only: a rank-32 RM evaluated into round 8's dir would be skipped as done (the
+    shipped RM's numbers reported for it) or overwrite them; nothing runs."""
+    import os
+    import subprocess
+
+    script = ROOT / "experiments" / "verifyrm" / "shipped" / "round8.sh"
+    for env in ({"RANK": "32"}, {"SEED": "1"}):
+        p = subprocess.run(["bash", str(script)], env=os.environ | env, capture_output=True, text=True, timeout=30)
+        assert p.returncode == 2 and "its own RESULTS" in p.stderr
