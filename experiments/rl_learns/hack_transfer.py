@@ -93,7 +93,11 @@ def rms(settings: dict) -> dict[str, Path]:
             if f"{d.name} (end)" not in ends and (d / "rm" / "cooper_rm.json").is_file() and finished_run(d):
                 ends[f"{d.name} (end)"] = (d / "rm", c["rm"])
     if any(kind == "shipped" for _, kind in ends.values()):
-        out["shipped (start)"] = ROOT / settings["rms"]["shipped"]["path"]
+        path, record = ROOT / settings["rms"]["shipped"]["path"], RESULTS / "rms.json"
+        ran = json.loads(record.read_text()).get("shipped", {}).get("sha256") if record.is_file() else None
+        if ran and weights_sha256(path) != ran:  # e.g. a new shipped RM since: not the start of these runs
+            raise SystemExit(f"{path} is not the shipped RM the runs started from ({ran[:12]}..., {record})")
+        out["shipped (start)"] = path
     return out | {name: rm for name, (rm, _) in ends.items()}
 
 
@@ -141,8 +145,9 @@ def main():
     data = WORK / "rollouts.jsonl"
     write_jsonl(data, rows)
     summary = {
-        "what": "the last quarter of every finished `model` seed's rollouts scored by the weaker RM at its start and "
-        "by each co-optimized RM at its run's end (predictions.md, 2026-12-05)",
+        "what": "the last quarter of every finished `model` seed's rollouts scored by the weaker RM at its start, the "
+        "shipped RM where runs started from it, and each co-optimized RM at its run's end (predictions.md, 2026-12-05 "
+        "and 2026-12-07)",
         "runs": sorted({r["run"] for r in rows}),
         "rollouts": {k: sum(r["answer_type"] == k for r in rows) for k in sorted({r["answer_type"] for r in rows})},
         "rms": {},

@@ -120,8 +120,10 @@ def parse_run(settings: dict, text: str) -> tuple[str, int]:
 
 
 def compare_plan(settings: dict, seeds=SEEDS) -> list[tuple[str, int]]:
-    """The comparison (issue 67 §4/§5): rule (REGIME:S) and every condition, seed by seed."""
-    return [(n, s) for s in seeds for n in ("rule", *settings.get("conditions", {}))]
+    """The comparison (issue 67 §4/§5): rule (REGIME:S) and every condition, seed by seed; a condition that names its
+    own `seeds` (e.g. the shipped-RM runs: seed 0, as pre-registered) only at those."""
+    conds = settings.get("conditions", {})
+    return [(n, s) for s in seeds for n in ("rule", *conds) if s in conds.get(n, {}).get("seeds", seeds)]
 
 
 def headline_plan(settings: dict) -> list[tuple[str, int]]:
@@ -187,6 +189,21 @@ def check_rm(settings: dict, kind: str) -> str | None:
             "equal within float rounding (experiments/reward_hacking/check_artifacts.py), list it in settings.yaml's "
             f"rms.{kind}.also_accept"
         )
+
+
+def check_inputs(settings: dict, name: str) -> str | None:
+    """Why a condition's uncommitted input files (settings.yaml `inputs`: {path: sha256}, e.g. an RM's own training
+    rows to rehearse) do not let its run start (None if they do): missing, or not the build its sha256 names."""
+    from cooper_rl.io import file_sha256
+
+    cond = settings.get("conditions", {}).get(name, {})
+    for path, want in (cond.get("inputs") or {}).items():
+        f = ROOT / path
+        got = file_sha256(f) if f.is_file() else None
+        if got != want:
+            state = "missing" if got is None else f"sha256 {got[:12]}..., not {want[:12]}..."
+            return f"{path} is {state}: build it ({cond.get('inputs_build', 'see settings.yaml')})"
+    return None
 
 
 def check_schedule(settings: dict, name: str, seed: int) -> None:
@@ -311,7 +328,8 @@ def copy_final_rm(out: Path, dst: Path) -> bool:
     rm = out / "rm"
     if not (out / "rl_summary.json").is_file() or not all((rm / f).is_file() for f in RM_FILES):
         return False
-    if sum((rm / f).stat().st_size for f in RM_FILES) > RM_MAX_BYTES:
+    if (size := sum((rm / f).stat().st_size for f in RM_FILES)) > RM_MAX_BYTES:
+        print(f"[rl_learns] {rm}: {size / 1e6:.1f} MB, above {RM_MAX_BYTES / 1e6:.0f} MB: not committed", flush=True)
         return False
     from cooper_rl.io import file_sha256
 
@@ -502,6 +520,7 @@ def main():
             name, seed = ready[0]
             todo.remove(ready[0])
             why = check_rm(settings, spec(settings, name)["rm"]) if spec(settings, name).get("rm") else None
+            why = why or check_inputs(settings, name)
             if why:
                 print(f"[rl_learns] {name}:{seed} not started: {why}", flush=True)
                 failed.append((name, seed))

@@ -2,6 +2,7 @@
 dir, and the report's numbers follow from a run's logs."""
 
 import gzip
+import hashlib
 import json
 import logging
 from pathlib import Path
@@ -210,7 +211,14 @@ def test_rule_is_the_regimes_run_and_compare_plans_every_condition_seed_by_seed(
             run.parse_run(settings, bad)
     plan = [run.parse_run(settings, f"{n}:{s}") for n, s in run.compare_plan(settings)]
     assert plan[: 1 + len(settings["conditions"])] == [("b64", 0)] + [(c, 0) for c in settings["conditions"]]
-    assert len(plan) == 3 * (1 + len(settings["conditions"])) and {s for _, s in plan} == {0, 1, 2}
+    own = {c for c, v in settings["conditions"].items() if "seeds" in v}  # the shipped-RM runs: seed 0 only
+    assert own and all(settings["conditions"][c]["seeds"] == [0] for c in own)
+    assert len(plan) == 3 * (1 + len(settings["conditions"]) - len(own)) + len(own) and {s for _, s in plan} == {
+        0,
+        1,
+        2,
+    }
+    assert {(c, s) for c, s in plan if c in own} == {(c, 0) for c in own}
     head = [run.parse_run(settings, f"{n}:{s}") for n, s in run.headline_plan(settings)]  # issue 106 §3
     assert head[:5] == [("b64", 3), ("model", 3), ("model_strong", 3), ("cooper_paper", 3), ("cooper_rehearsal", 3)]
     assert len(head) == 10 and {s for _, s in head} == {3, 4}
@@ -915,3 +923,38 @@ def test_hack_transfer_scores_the_shipped_rm_at_the_start_only_beside_a_finished
     got = ht.rms(settings)
     assert got["cooper_paper_shipped-s0 (end)"] == tmp_path / "results" / "runs" / "cooper_paper_shipped-s0" / "rm"
     assert "shipped (start)" in got
+
+
+def test_a_condition_with_uncommitted_inputs_starts_only_from_their_recorded_build(tmp_path, monkeypatch):
+    monkeypatch.setattr(run, "ROOT", tmp_path)
+    settings = {"conditions": {"c": {"inputs": {"rows.jsonl": hashlib.sha256(b"rows\n").hexdigest()},
+                                     "inputs_build": "make rows"}, "d": {}}}  # fmt: skip
+    assert "missing: build it (make rows)" in run.check_inputs(settings, "c")
+    (tmp_path / "rows.jsonl").write_text("other\n")
+    assert "not " in run.check_inputs(settings, "c")
+    (tmp_path / "rows.jsonl").write_text("rows\n")
+    assert run.check_inputs(settings, "c") is None and run.check_inputs(settings, "d") is None
+
+
+def test_hack_transfer_refuses_a_shipped_rm_other_than_the_runs_start(tmp_path, monkeypatch):
+    import pytest
+
+    ht = load_script("hack_transfer", HERE)
+    monkeypatch.setattr(ht, "ROOT", tmp_path)
+    monkeypatch.setattr(ht, "RESULTS", tmp_path / "results")
+    settings = {"rms": {"weak": {"path": "weak"}, "shipped": {"path": "shipped"}},
+                "conditions": {"cooper_paper_shipped": {"rm": "shipped", "flags": {"reward": "cooper"}}}}  # fmt: skip
+    d = tmp_path / "runs" / "rl_learns" / "cooper_paper_shipped-s0"
+    _fake_run(d, acc_end=0.5, pos_wrong=0.0, rm_right_end=4)
+    (d / "rm").mkdir()
+    (d / "rm" / "cooper_rm.json").write_text("{}")
+    (tmp_path / "shipped").mkdir()
+    (tmp_path / "shipped" / "adapter_model.safetensors").write_bytes(b"new")
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "rms.json").write_text(
+        json.dumps({"shipped": {"sha256": hashlib.sha256(b"old").hexdigest()}})
+    )
+    with pytest.raises(SystemExit, match="not the shipped RM the runs started from"):
+        ht.rms(settings)
+    (tmp_path / "shipped" / "adapter_model.safetensors").write_bytes(b"old")
+    assert "shipped (start)" in ht.rms(settings)

@@ -72,6 +72,7 @@ def test_round8_refuses_another_seed_or_rank_without_its_own_results_dir():
     import subprocess
 
     script = ROOT / "experiments" / "verifyrm" / "shipped" / "round8.sh"
+    clean = {k: v for k, v in os.environ.items() if k not in ("RESULTS", "PACKAGE", "SEED", "RANK", "REBUILD")}
     for env in ({"RANK": "32"}, {"SEED": "1"}):
-        p = subprocess.run(["bash", str(script)], env=os.environ | env, capture_output=True, text=True, timeout=30)
+        p = subprocess.run(["bash", str(script)], env=clean | env, capture_output=True, text=True, timeout=30)
         assert p.returncode == 2 and "its own RESULTS" in p.stderr
