@@ -414,9 +414,9 @@ def comparison_table(comp: dict | None) -> str:
             f"{m('mean_abs_advantage', '{:.2f}')} | {m('kl_last_quarter', '{:.4f}')} |"
         )
     lines += ["", *signal]
-    waiting = [n for n, r in comp["conditions"].items() if not r["seeds"]]
-    if waiting:
-        lines += ["", f"No finished run yet: {', '.join(f'`{n}`' for n in waiting)}."]
+    not_run = [n for n, r in comp["conditions"].items() if not r["seeds"]]
+    if not_run:
+        lines += ["", f"No finished run yet: {', '.join(f'`{n}`' for n in not_run)}."]
     if comp["regime_scale_rewards"] != "group":  # predictions.md, addendum of 2026-12-02
         lines += [
             "",
