@@ -278,11 +278,13 @@ def comparison(settings: dict, runs_dir: Path, rows: dict, seeds=HEADLINE_SEEDS)
                 rm[s], refused[s] = (None, None), str(e)
         rm_acc: dict[int, list] = {}
         rm_auroc: dict[int, list] = {}  # threshold-free: did the RM rank better, or only move its 0.5?
-        for ev in evals.values():
+        auroc_by_seed: dict[int, dict] = {}
+        for s, ev in evals.items():
             for step, e in {e["step"]: e for e in ev if e.get("rm")}.items():  # once per step (the last, if resumed)
                 rm_acc.setdefault(step, []).append(100 * e["rm"]["accuracy"])
                 if e["rm"].get("auroc") is not None:
                     rm_auroc.setdefault(step, []).append(e["rm"]["auroc"])
+                    auroc_by_seed.setdefault(s, {})[step] = e["rm"]["auroc"]
         with_rm = [s for s in runs if rm[s][1] is not None]
         errors: dict[int, list] = {}  # step: the seeds' (wrong accepted, right rejected)
         errors_by_seed: dict[int, dict] = {}
@@ -317,6 +319,7 @@ def comparison(settings: dict, runs_dir: Path, rows: dict, seeds=HEADLINE_SEEDS)
             "rm_accuracy_by_step": {st: mean(v) for st, v in sorted(rm_acc.items())},
             "rm_auroc_by_step": {st: mean(v) for st, v in sorted(rm_auroc.items())},
             "rm_auroc_seeds_by_step": {st: len(v) for st, v in sorted(rm_auroc.items())},
+            "rm_auroc_by_seed": auroc_by_seed,
             "rm_errors_by_step": {  # means over the seeds with per-row scores at that step
                 st: {
                     "wrong_accepted": mean(w for w, _ in v),

@@ -38,6 +38,7 @@ from cooper_rl.learning_signal import learning_signal  # noqa: E402
 from stats import bootstrap_se, ci95, slope_per_1000  # noqa: E402
 
 sys.path.insert(0, str(HERE))
+import verifier_kept  # noqa: E402
 from comparison import comparison_figure, comparison_table, headline  # noqa: E402
 from decisions import pick  # noqa: E402
 from rundirs import COLLAPSE, SEEDS, finished_run, name_seed, run_name  # noqa: E402
@@ -426,6 +427,8 @@ def main():
         },
     )
     sweep, conditions = split_runs(rows, settings)
+    hack = results / "hack_transfer.json"
+    kept = verifier_kept.table(comp["conditions"], json.loads(hack.read_text())["rms"] if hack.is_file() else None) if comp else "No comparison yet.\n"  # fmt: skip
     figure(sweep, results / "learning.png")
     comparison_figure(settings, results / "runs", results / "comparison.png")
     atomic_write_text(
@@ -444,11 +447,15 @@ def main():
             if conditions
             else ""
         )
+        + "\n## Issue 106: the RM kept a verifier (pre-registered; verifier_kept.py)\n\n"
+        + kept
         + "\n## The monitor, out of sample (thresholds frozen in monitor.yaml)\n\n"
         + monitor_table(rows),
     )
     if sync_doc(DOC, "comparison", tables_only(comparison_table(comp))):
         print(f"updated the comparison table in {DOC}")
+    if sync_doc(DOC, "verifier", kept):
+        print(f"updated issue 106's table in {DOC}")
     print(table(sweep))
 
 

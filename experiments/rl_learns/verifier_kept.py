@@ -109,3 +109,67 @@ def judge(c: dict) -> dict:
     ends = {n: out[n]["predictions"]["wrong_accepted_end_mean"] for n in winners}
     out["default"] = min(winners, key=lambda n: ends[n]) if winners else None
     return out
+
+
+def _pct(x) -> str:
+    return "-" if x is None else f"{x:.1f}"
+
+
+def table(c: dict, hack: dict | None = None) -> str:
+    """Per seed of cooper_paper and each variant (every finished seed; the judgement reads seeds 0-2): the labelled
+    set's wrong rows the RM accepts at step 0, 25 and 50 and whether target 1 holds, its right rows rejected and AUROC
+    at the end, the mean of sets, collapse, and (hack: hack_transfer.json's `rms`) the share of the static RM's hacked
+    rule-wrong rollouts the final RM accepts; then each variant's judgement (markdown)."""
+    hack = hack or {}
+    start = (hack.get("weak (start)") or {}).get("wrong_accepted")
+    lines = [
+        "| condition, seed | RM accepts wrong rows, %: step 0 → 25 → 50 | target 1 (≤ step 0 + 2) | RM rejects right rows, "
+        "% (step 50) | RM AUROC (step 50) | mean of sets (step 50) | collapsed | static RM's hacked rollouts accepted, "
+        f"% (end; the weaker RM: {_pct(start)}) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name in ("cooper_paper", *VARIANTS):
+        r = c.get(name)
+        if not r or not r["seeds"]:
+            continue
+        errors, aucs = _by_int(r["rm_errors_by_seed"]), _by_int(r.get("rm_auroc_by_seed") or {})
+        ends = (r["end"].get("mean of sets") or {}).get("by_seed") or []
+        ends = dict(zip(r["seeds"], ends)) if len(ends) == len(r["seeds"]) else {}
+        t1 = target1(r)
+        for seed in r["seeds"]:
+            e = _by_int(errors.get(seed, {}))
+            wrong = " → ".join(_pct((e.get(st) or {}).get("wrong_accepted")) for st in (0, *EVALS))
+            met = (t1.get(seed) or {}).get("met")
+            auc = _end(aucs.get(seed))
+            lines.append(
+                f"| {name} s{seed} | {wrong} | {'-' if met is None else 'met' if met else 'missed'} | "
+                f"{_pct((e.get(max(e)) or {}).get('right_rejected') if e else None)} | "
+                f"{'-' if auc is None else f'{auc:.3f}'} | {_pct(ends.get(seed))} | "
+                f"{'yes' if seed in r['collapsed'] else 'no'} | "
+                f"{_pct((hack.get(f'{name}-s{seed} (end)') or {}).get('wrong_accepted'))} |"
+            )
+    j = judge(c)
+    lines.append("")
+    for name in VARIANTS:
+        v = j[name]
+        if v is None:
+            lines.append(f"- `{name}`: not judged yet (waiting for seeds 0-2 of it and of cooper_paper).")
+            continue
+        t = v["targets"]
+        said = {None: "undetermined", True: "met", False: "missed"}
+        lines.append(
+            f"- `{name}`: target 1 {said[t['1_wrong_accepted_held']]}, target 2 (AUROC {_auc(v['auroc_end'])} against "
+            f"cooper_paper's {_auc(v['auroc_end_paper'])}) {said[t['2_auroc_not_below_paper']]}, target 3 (mean of sets "
+            f"{_signed(v['mean_of_sets_minus_paper'])} against cooper_paper, collapsed {len(v['collapsed'])}) "
+            f"{said[t['3_no_collapse_within_2']]}."
+        )
+    lines.append(f"- The default of `--reward cooper` by the decision rule: {j['default'] or 'neither variant'}.")
+    return "\n".join(lines) + "\n"
+
+
+def _auc(x) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def _signed(x) -> str:
+    return "-" if x is None else f"{x:+.1f}"

@@ -68,6 +68,15 @@ def test_the_rl_learns_comparison_in_results_md_is_the_reports_as_it_is_now():
         assert copied == reported, "RESULTS.md's comparison tables differ from results/table.md: rerun report.py"
 
 
+def test_issue_106s_table_in_results_md_is_the_reports_as_it_is_now():
+    """RESULTS.md's issue-106 block (per seed against the pre-registered targets, the judgement) is report.py's, as
+    table.md has it now."""
+    doc = (ROOT / "docs/RESULTS.md").read_text()
+    block = doc.split("<!-- report.py:verifier -->\n", 1)[1].split("<!-- /report.py:verifier -->", 1)[0]
+    report = (ROOT / "experiments/rl_learns/results/table.md").read_text()
+    assert "| condition, seed |" in block and block in report, "RESULTS.md's issue-106 table differs: rerun report.py"
+
+
 def test_the_rl_learns_monitor_rows_in_results_md_are_the_reports():
     """RESULTS.md's out-of-sample monitor table says what report.py's summary.json (every finished run) and
     monitor_retune.json (the runs finished after the retuning) say: runs, collapses flagged in time, healthy runs

@@ -854,6 +854,27 @@ def test_issue_106s_judgement_follows_its_pre_registration():
     assert kept.judge(c)["cooper_rehearsal"]["targets"]["2_auroc_not_below_paper"] is None
 
 
+def test_issue_106s_table_shows_each_seed_against_target_1_and_the_judgement():
+    """verifier_kept.table: one row per finished seed of cooper_paper and each variant, target 1 met or missed per
+    seed, the final RM's share of the hacked rollouts where hack_transfer scored it, and each variant's verdict."""
+    kept = load_script("verifier_kept", HERE)
+    paper = _arm({s: {0: 6.0, 25: 12.0, 50: 17.0} for s in (0, 1, 2)}, 0.986, 11.8)
+    held = {0: {0: 6.0, 25: 8.0, 50: 7.5}, 1: {0: 5.0, 25: 7.5, 50: 5.0}, 2: {0: 6.0, 25: 7.0, 50: 6.0}}
+    recal = _arm(held, 0.990, 11.0) | {"rm_auroc_by_seed": {"0": {"0": 0.9, "50": 0.991}}}
+    recal["end"]["mean of sets"]["by_seed"] = [10.0, 11.0, 12.0]
+    hack = {"weak (start)": {"wrong_accepted": 27.9}, "cooper_recal-s2 (end)": {"wrong_accepted": 0.9}}
+    text = kept.table({"cooper_paper": paper, "cooper_recal": recal}, hack)
+    rows = {r.split(" | ")[0].lstrip("| "): r for r in text.splitlines() if r.startswith("| cooper")}
+    assert list(rows) == [f"{c} s{s}" for c in ("cooper_paper", "cooper_recal") for s in (0, 1, 2)]
+    assert "| 6.0 → 12.0 → 17.0 | missed |" in rows["cooper_paper s0"]
+    assert "| 6.0 → 8.0 → 7.5 | met |" in rows["cooper_recal s0"] and "| 0.991 | 10.0 | no |" in rows["cooper_recal s0"]
+    assert "| 5.0 → 7.5 → 5.0 | missed |" in rows["cooper_recal s1"]  # 2.5 points above its start at step 25
+    assert rows["cooper_recal s2"].endswith("| 12.0 | no | 0.9 |") and "the weaker RM: 27.9" in text
+    assert "- `cooper_recal`: target 1 missed, target 2 (AUROC 0.990 against cooper_paper's 0.986) met" in text
+    assert "- `cooper_rehearsal`: not judged yet" in text and "neither" not in text  # waiting, not decided
+    assert "waiting for 3 seeds of cooper_rehearsal" in text
+
+
 def test_the_headline_counts_seeds_3_and_4_while_the_decisions_stay_on_seeds_0_to_2(tmp_path):
     settings = b64_settings()
     runs = tmp_path / "runs"
