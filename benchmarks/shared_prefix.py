@@ -12,7 +12,8 @@ Per stage: seconds per optimizer step from timing.jsonl (generation incl. its pr
 update = the loss's forwards and backward), medians over the kept steps and rounds; the speed-up is the median over
 rounds of the same-round ratios. Beside the times, the cost model: positions the log-prob forwards compute
 (rl_summary's shared_prefix or padding_trimmer positions: [computed, TRL's padded batches]), the prefills shared, and
-peak RSS. Writes benchmarks/results/NAME.json.
+peak RSS. Writes benchmarks/results/NAME.json; `--cost_model --name NAME` prints a committed result's positions per
+stage beside its time ratios (runs nothing).
 
 The allocator: `--keep_freed_memory` of the shared runs (``--allocator``) and of the unshared ones
 (``--baseline_allocator``), glibc's defaults for both unless asked (as the committed shared_prefix.json ran, before
@@ -124,6 +125,46 @@ def run(setting: str, shared: bool, out: Path, args) -> dict:
     return res
 
 
+def cost_model(result: dict) -> dict:
+    """Per setting of a committed result: positions computed per optimizer step, by stage, without and with sharing
+    (the first round's runs), beside the measured time ratios. Prefill: the rows' prompt tokens, or one prompt per
+    group (G = the shared prefill's rows / prompts); decoding (the completion tokens) is the same either way. A
+    log-prob pass (the reference, or the policy update's forward, whose backward repeats its positions): the positions
+    each run's forwards computed (rl_summary), over every step of the run (the warm-up step included) and its passes."""
+    out = {}
+    for name, setting in result["settings"].items():
+        u, s = setting["runs"]["unshared"][0], setting["runs"]["shared"][0]
+        g = s["shared_prefill"]["rows"] / s["shared_prefill"]["prompts"]
+        passes = (result["steps"] + 1) * (2 + (s["per_stage_seconds"]["old_logprobs"] > 0))
+        prompt, completion = u["prompt_tokens_per_step"], u["completion_tokens_per_step"]
+        out[name] = {
+            "G": g,
+            "prefill": [prompt, prompt / g],
+            "decode": [completion, completion],
+            "logprob_pass": [u["positions"][0] / passes, s["positions"][0] / passes],
+            "trl_padded_pass": u["positions"][1] / passes,
+            "time_ratio": setting["speedup"],
+        }
+    return out
+
+
+def cost_table(result: dict) -> str:
+    """cost_model as markdown: positions per step before → shared (ratio) beside the measured time ratios."""
+    lines = [
+        "| setting | G | prefill positions per step | decoded tokens | generation time ratio | positions per log-prob "
+        "pass (reference; the update's forward and its backward) | reference time ratio | update time ratio |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, c in cost_model(result).items():
+        (p0, p1), (l0, l1), t = c["prefill"], c["logprob_pass"], c["time_ratio"]
+        lines.append(
+            f"| {name} | {c['G']:.0f} | {p0:,.0f} → {p1:,.0f} ({p0 / p1:.1f}x) | {c['decode'][0]:,.0f} (same) | "
+            f"{t['generation']:.2f}x | {l0:,.0f} → {l1:,.0f} ({l0 / l1:.2f}x) | {t['ref_logprobs']:.2f}x | "
+            f"{t['policy_update']:.2f}x |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=2, help="Rounds of the first setting (the others: one).")
@@ -134,7 +175,11 @@ def main() -> None:
     ap.add_argument("--baseline_allocator", choices=list(ALLOCATOR), default="default", help="The unshared runs'.")
     ap.add_argument("--name", default="shared_prefix", help="Result name (benchmarks/results/NAME.json).")
     ap.add_argument("--work", default=None, help="Run directories (default runs/bench_NAME).")
+    ap.add_argument("--cost_model", action="store_true", help="Print NAME.json's cost model per stage; run nothing.")
     args = ap.parse_args()
+    if args.cost_model:
+        print(cost_table(json.loads((ROOT / "benchmarks/results" / f"{args.name}.json").read_text())), end="")
+        return
     args.work = args.work or f"runs/bench_{args.name}"
     if not (ROOT / args.policy).exists():
         sys.exit(f"{args.policy} is missing: build the regime's warm-up first (experiments/rl_learns/run.py)")

@@ -108,8 +108,8 @@ def test_eval_on_the_gpu_samples_the_fitted_policy(assets, tmp_path):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_shared_prefix_log_probs_and_gradients_on_the_gpu(dtype):
     """Shared-prefix log-probs (both mechanisms: cache and packed) equal TRL's whole-row forward on CUDA (fp32: float
-    noise; bf16: bf16 rounding of other matmul shapes), and the cache path's loss forward under gradient
-    checkpointing takes TRL's path."""
+    noise; bf16: bf16 rounding of other matmul shapes), and under gradient checkpointing the default mechanism (auto)
+    shares the loss forward too."""
     from tests.rl.test_shared_prefix import _batch, _trl_logps
     from trl.trainer.utils import add_fused_lm_head
 
@@ -133,3 +133,13 @@ def test_shared_prefix_log_probs_and_gradients_on_the_gpu(dtype):
     model.activation_checkpointing_enable()
     model.train()
     assert checkpointed(model)
+    # the default mechanism (auto) packs the loss forward under checkpointing, so it shares there too (rl_gpu.yaml)
+    from types import SimpleNamespace as NS
+
+    from cooper_rl.rl.shared_prefix import SharedPrefix
+
+    shared = SharedPrefix(NS(model=model, accelerator=NS(autocast=lambda: torch.autocast("cuda", enabled=False))))
+    auto = shared.wrap_logps(lambda *a, **k: _trl_logps(*a, **k))(model, ids, mask, keep, compute_entropy=False)[0]
+    assert shared.calls == 1 and shared.fallbacks == 0 and auto.requires_grad
+    assert (auto - want)[m].abs().max().item() <= tol
+    auto.sum().backward()

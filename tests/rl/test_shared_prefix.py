@@ -211,12 +211,14 @@ def test_shared_prefill_generates_the_same_tokens(fused, sample):
         assert torch.allclose(a, b, atol=1e-4)
 
 
-def test_gradient_checkpointing_sends_the_loss_forward_to_trls_path(fused):
+def test_gradient_checkpointing_sends_the_cache_mechanisms_loss_forward_to_trls_path(fused):
     from cooper_rl.rl.shared_prefix import SharedPrefix, checkpointed
 
     model, tok = fused
     ids, mask, keep = _batch(tok, 2)
-    shared = SharedPrefix(NS(model=model, accelerator=NS(autocast=lambda: torch.autocast("cpu", enabled=False))))
+    shared = SharedPrefix(
+        NS(model=model, accelerator=NS(autocast=lambda: torch.autocast("cpu", enabled=False))), mechanism="cache"
+    )
     wrapped = shared.wrap_logps(lambda *a, **k: _trl_logps(*a, **k))
     model.activation_checkpointing_enable()
     model.train()
@@ -259,6 +261,37 @@ def test_the_packed_mechanism_shares_under_gradient_checkpointing(fused):
         SharedPrefix(NS(model=model), mechanism="tiles")
 
 
+def test_the_auto_mechanism_packs_only_the_loss_forward_under_gradient_checkpointing(fused, monkeypatch):
+    """auto (the default): the cache mechanism, and the packed one where the loss forward runs under gradient
+    checkpointing, so that forward shares too (the cache mechanism would fall back to TRL's path there)."""
+    from cooper_rl.rl import shared_prefix as sp
+
+    model, tok = fused
+    ids, mask, keep = _batch(tok, 4)
+    used = []
+    for name in ("shared_prefix_logps", "packed_prefix_logps"):
+        real = getattr(sp, name)
+        monkeypatch.setattr(sp, name, lambda *a, _real=real, _name=name: used.append(_name) or _real(*a))
+    shared = sp.SharedPrefix(NS(model=model, accelerator=NS(autocast=lambda: torch.autocast("cpu", enabled=False))))
+    assert shared.mechanism == "auto"
+    wrapped = shared.wrap_logps(lambda *a, **k: _trl_logps(*a, **k))
+    m = mask[:, -keep:].bool()
+    model.train()
+    want = _trl_logps(model, ids, mask, keep, compute_entropy=False)[0]
+    assert (wrapped(model, ids, mask, keep, compute_entropy=False)[0] - want)[m].abs().max().item() < 1e-5
+    model.activation_checkpointing_enable()
+    try:
+        got = wrapped(model, ids, mask, keep, compute_entropy=False)[0]
+        assert got.requires_grad and (got - want)[m].abs().max().item() < 1e-5
+        with torch.no_grad():  # the reference pass under checkpointing: nothing replayed, the cache mechanism
+            wrapped(model, ids, mask, keep, compute_entropy=False)
+    finally:
+        model.activation_checkpointing_disable()
+        model.eval()
+    assert used == ["shared_prefix_logps", "packed_prefix_logps", "shared_prefix_logps"]
+    assert shared.calls == 3 and shared.fallbacks == 0
+
+
 @pytest.mark.parametrize("group_size", [4, 8])
 def test_the_packed_mechanism_in_chunks_of_whole_groups_gives_the_same_values(fused, group_size):
     model, tok = fused
@@ -286,11 +319,14 @@ def test_group_permutation_moves_whole_groups_in_the_draws_order():
 
 def test_micro_batches_hold_whole_groups_and_train_the_same(assets, tmp_path, one_thread):
     """One optimizer step per generation batch in 2 micro-batches (G = 4, 4 prompts): with shared prefixes each
-    micro-batch holds 2 whole groups (2 prompt forwards), and the run's losses and weights are the unshared run's."""
+    micro-batch holds 2 whole groups (2 prompt forwards), and the run's losses and weights are the unshared run's.
+    TRL's entropy and KL metrics are means of per-micro-batch means, so they depend on which rows share a
+    micro-batch: the unshared path given the same whole-group micro-batches logs the shared run's values."""
     import json
 
     from tests.rl.test_train import config, weights_of
 
+    from cooper_rl.rl.shared_prefix import install_group_microbatches
     from cooper_rl.rl.train import build_trainer
     from cooper_rl.rl.trl_internals import wrap_trainer_method
 
@@ -298,11 +334,13 @@ def test_micro_batches_hold_whole_groups_and_train_the_same(assets, tmp_path, on
     long = "Tom has 3 red apples in his bag and his friend at school gives him 4 more. How many apples now?"
     data.write_text("".join(json.dumps({"question": q, "answer": "7"}) + "\n" for q in [*QUESTIONS, long] * 2))
 
-    def run(shared, out):
+    def run(shared, out, grouped=False):
         cfg = config(assets, out, "rule", max_steps=2, seed=5, shared_prefix=shared, sampler_logprobs=False, beta=0.04,
                      num_generations=4, prompts_per_step=4, gradient_accumulation_steps=2)  # fmt: skip
         cfg.datasets = [str(data)]
         trainer, _, _ = build_trainer(cfg)
+        if grouped:  # whole-group micro-batches without sharing
+            install_group_microbatches(trainer, 4)
         groups = []
 
         def spy(logps):
@@ -320,6 +358,12 @@ def test_micro_batches_hold_whole_groups_and_train_the_same(assets, tmp_path, on
 
     shared, logs_s, groups_s = run(True, tmp_path / "shared")
     plain, logs_p, groups_p = run(False, tmp_path / "plain")
+    _, logs_g, groups_g = run(False, tmp_path / "grouped", grouped=True)
+    assert groups_g == groups_s  # the same micro-batches, each prompt forwarded once per row
+    for key, tol in (("entropy", 1e-6), ("kl", 1e-7), ("loss", 1e-6)):
+        assert [h[key] for h in logs_g] == pytest.approx([h[key] for h in logs_s], abs=tol), key
+    # TRL's random micro-batches: the same gradient (below) but other per-micro-batch means
+    assert [h["entropy"] for h in logs_p] != pytest.approx([h["entropy"] for h in logs_s], abs=1e-6)
     assert shared._cooper_group_microbatches == 4 and not hasattr(plain, "_cooper_group_microbatches")
     assert groups_s and all(n == 8 and g <= 2 for n, g in groups_s)  # whole groups (a question may repeat)
     assert any(g > 2 for _, g in groups_p)  # TRL's row shuffle mixes them
@@ -330,3 +374,39 @@ def test_micro_batches_hold_whole_groups_and_train_the_same(assets, tmp_path, on
     moved = sum((a[k] - start[k]).square().sum() for k in start).sqrt()
     apart = sum((a[k] - b[k]).square().sum() for k in start).sqrt()
     assert apart < 0.01 * moved
+
+
+def test_the_benchmarks_cost_model_counts_positions_per_stage_and_the_readme_shows_the_committed_one():
+    """benchmarks/shared_prefix.py's cost model on a hand-made result (G from the shared prefill, a log-prob pass =
+    the run's positions over its steps, warm-up included, and its 2 passes), and its table in benchmarks/README.md is
+    the committed first benchmark's, as the script prints it now."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("bench_shared_prefix", root / "benchmarks/shared_prefix.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    stage = {"generation": 10.0, "ref_logprobs": 4.0, "old_logprobs": 0.0, "policy_update": 8.0}
+    run = {"prompt_tokens_per_step": 800, "completion_tokens_per_step": 300, "per_stage_seconds": stage}
+    result = {
+        "steps": 3,  # + 1 warm-up step = 4 steps of 2 passes each
+        "settings": {
+            "x": {
+                "runs": {
+                    "unshared": [run | {"positions": [8000, 9600]}],
+                    "shared": [run | {"positions": [3200, 9600], "shared_prefill": {"rows": 64, "prompts": 16}}],
+                },
+                "speedup": {"generation": 1.25, "ref_logprobs": 2.0, "policy_update": 2.5},
+            }
+        },
+    }
+    c = bench.cost_model(result)["x"]
+    assert c["G"] == 4 and c["prefill"] == [800, 200] and c["decode"] == [300, 300]
+    assert c["logprob_pass"] == [1000, 400] and c["trl_padded_pass"] == 1200
+    assert "| x | 4 | 800 → 200 (4.0x) | 300 (same) | 1.25x | 1,000 → 400 (2.50x) | 2.00x | 2.50x |" in bench.cost_table(result)  # fmt: skip
+    committed = json.loads((root / "benchmarks/results/shared_prefix.json").read_text())
+    readme = (root / "benchmarks/README.md").read_text()
+    for line in bench.cost_table(committed).splitlines():
+        assert line in readme, f"benchmarks/README.md lacks the cost model's row: {line}"

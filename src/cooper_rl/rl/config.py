@@ -372,16 +372,19 @@ class RLConfig:
             "the group's completions attend to; the gradient of the prompt positions is the sum over the group "
             "(exact up to float rounding; tested). Trims padding as trim_padding does. Where it cannot apply "
             "(multimodal, DDP/FSDP/DeepSpeed, non-rotary or sliding-window decoders, the loss under gradient "
-            "checkpointing) TRL's path runs; vLLM has its own prefix caching. false: every row forwards its prompt."
+            "checkpointing with shared_prefix_mechanism cache) TRL's path runs; vLLM has its own prefix caching. "
+            "false: every row forwards its prompt."
         },
     )
     shared_prefix_mechanism: str = field(
-        default="cache",
+        default="auto",
         metadata={
             "help": "How shared_prefix computes a prompt once in the log-prob forwards: cache (a forward of the "
-            "distinct prompts, whose key/value cache each row's completion attends to) or packed (one sequence per "
-            "group, the prompt then every completion, with a prefix/suffix attention mask: Prefix Grouper's form). "
-            "Same values either way (tested); speed: benchmarks/README.md."
+            "distinct prompts, whose key/value cache each row's completion attends to), packed (one sequence per "
+            "group, the prompt then every completion, with a prefix/suffix attention mask: Prefix Grouper's form; "
+            "it also shares the loss forward under gradient checkpointing, where cache falls back to TRL's path) "
+            "or auto (cache, packed under gradient checkpointing). Same values either way (tested); speed: "
+            "benchmarks/README.md."
         },
     )
     keep_freed_memory: bool = field(

@@ -13,12 +13,13 @@ arXiv 2506.05433, proves the same for its packed-sequence form).
 place of ``rollout_speed.PaddingTrimmer``, whose padding trims it keeps: a call drops the columns all its rows pad, and
 forwards its rows' suffixes in batches of similar length (each as wide as its longest), all on one prefix forward.
 Calls it cannot serve exactly go to TRL's own path (``fallbacks``): multimodal or MoE inputs, a model wrapped for
-several processes (DDP/FSDP/DeepSpeed run the forward's hooks once per call), the loss's forward under gradient
-checkpointing (its layers drop the cache; the no-grad reference and old passes still share).
+several processes (DDP/FSDP/DeepSpeed run the forward's hooks once per call), and with the cache mechanism the loss's
+forward under gradient checkpointing (its layers drop the cache; the no-grad reference and old passes still share).
 
 ``packed_prefix_logps`` is the other mechanism (``--shared_prefix_mechanism packed``): one sequence per group, the
 prompt then each completion, with a prefix/suffix attention mask (Prefix Grouper's form); one forward per call, and
-no cache, so it shares under gradient checkpointing too.
+no cache, so it shares under gradient checkpointing too. The default, ``auto``, takes the cache mechanism and the
+packed one for a loss forward under gradient checkpointing.
 """
 
 from __future__ import annotations
@@ -221,14 +222,14 @@ def packed_prefix_logps(
     return rows_of(out.log_probs), entropy, packed.numel()
 
 
-MECHANISMS = ("cache", "packed")  # shared_prefix_logps, packed_prefix_logps
+MECHANISMS = ("auto", "cache", "packed")  # auto: cache, packed for a loss forward under gradient checkpointing
 
 
 class SharedPrefix:
     """TRL's log-prob forwards with each group's prompt computed once (module doc). Counts: ``calls`` served shared,
     ``fallbacks`` sent to TRL's path, ``tokens`` = [positions computed, positions TRL would have computed]."""
 
-    def __init__(self, trainer, mechanism: str = "cache"):
+    def __init__(self, trainer, mechanism: str = "auto"):
         if mechanism not in MECHANISMS:
             raise ValueError(f"shared_prefix_mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
         self.trainer = trainer
@@ -243,7 +244,10 @@ class SharedPrefix:
 
         @functools.wraps(logps)
         def logps_shared(*args, **kwargs):
-            packed = this.mechanism == "packed" and (
+            # auto: the cache mechanism (as fast on CPU: benchmarks/README.md) but where the loss forward runs under
+            # gradient checkpointing, whose replayed layers would drop the cache: the packed one shares there
+            want = this.mechanism == "packed" or (this.mechanism == "auto" and len(args) > 0 and checkpointed(args[0]))
+            packed = want and (
                 getattr(getattr(args[0], "config", None), "_attn_implementation", None) in PACKED_ATTENTION
             )  # other backends (flash-attention) read a mask as padding: the cache mechanism there
             if (
@@ -421,7 +425,7 @@ def install_group_microbatches(trainer, group_size: int) -> None:
     trainer._cooper_group_microbatches = group_size
 
 
-def install_shared_prefix(trainer, mechanism: str = "cache") -> SharedPrefix:
+def install_shared_prefix(trainer, mechanism: str = "auto") -> SharedPrefix:
     """Make ``trainer``'s log-prob forwards compute each group's prompt once (see SharedPrefix); in place of
     rollout_speed.install_padding_trimmer (it trims the same padding)."""
     shared = SharedPrefix(trainer, mechanism)
