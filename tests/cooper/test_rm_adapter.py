@@ -91,3 +91,26 @@ def test_shipped_files_are_checked_and_a_bad_one_is_named_with_the_rebuild_comma
     weights.unlink()
     with pytest.raises(ModelNotAvailableError, match=r"adapter_model\.safetensors is missing.*shipped/round8\.sh"):
         verifyrm_path(d)
+
+
+def test_an_adapter_stored_in_fp16_loads_into_fp32_with_scores_within_rounding(adapter_rm, tmp_path):
+    """experiments/verifyrm/shipped/half.py: the adapter file's tensors in fp16 (about half the bytes); the RM loads
+    merged and trainable with fp32 parameters, and its scores move by fp16 rounding only (predictions.md, rank 32)."""
+    from tests.experiments import EXPERIMENTS, load_script
+
+    half = load_script("half", EXPERIMENTS / "verifyrm" / "shipped")
+    adapter_rm.save_pretrained(tmp_path / "rm")
+    sizes = half.half(tmp_path / "rm", tmp_path / "rm16")
+    assert sizes["fp16_bytes"] < 0.6 * sizes["fp32_bytes"]
+    from safetensors.torch import load_file
+
+    assert {v.dtype for v in load_file(tmp_path / "rm16" / "adapter_model.safetensors").values()} == {torch.float16}
+    for trainable in (False, True):
+        rm = VerifyRM.from_pretrained(str(tmp_path / "rm16"), device="cpu", trainable_adapter=trainable)
+        assert {p.dtype for p in rm.model.parameters()} == {torch.float32}
+    rows = [{"question": q, "reference": r, "completion": c} for q, r, c in zip(Q, R, C)]
+    change = half.max_score_change(tmp_path / "rm", tmp_path / "rm16", rows)
+    assert 0 < change < 1e-2  # rounded, not dropped: a head read back at zero would move the scores to 0.5
+    with pytest.raises(SystemExit, match="not a LoRA RM"):
+        VerifyRM.from_pretrained(save_tiny_llama(tmp_path / "full"), device="cpu").save_pretrained(tmp_path / "full_rm")
+        half.half(tmp_path / "full_rm", tmp_path / "x")

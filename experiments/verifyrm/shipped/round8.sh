@@ -7,7 +7,8 @@
 #   [SEED=0] [RANK=16] [PACKAGE=1] [REBUILD=1] [DATA_ONLY=1] bash experiments/verifyrm/shipped/round8.sh
 # Another seed or rank needs its own RESULTS dir (its evaluations are named by seed only: in round 8's dir they would
 # be skipped as done, or overwrite the shipped RM's) and is not packaged unless PACKAGE=1, e.g.
-#   RANK=32 PACKAGE=0 RESULTS=experiments/verifyrm/results/round8_r32 bash experiments/verifyrm/shipped/round8.sh
+#   RANK=32 FP16=1 PACKAGE=0 RESULTS=experiments/verifyrm/results/round8_r32 bash experiments/verifyrm/shipped/round8.sh
+# (FP16=1: evaluated, and packaged, from a copy of its adapter stored in fp16: half.py)
 if [ "${SEED:-0}/${RANK:-16}" != 0/16 ] && [ -z "${RESULTS:-}" ]; then
   echo "round8.sh: SEED=${SEED:-0} RANK=${RANK:-16} is not the shipped RM: give it its own RESULTS=<dir>" >&2; exit 2
 fi
