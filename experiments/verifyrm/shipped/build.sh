@@ -24,16 +24,16 @@ SEED=$SEED RANK=$RANK RUNS=$RUNS bash experiments/verifyrm/shipped/train.sh
 test -f $out/train_metrics.json || { echo "training did not finish: $out.log" >&2; exit 1; }
 cp $out/train_metrics.json $R/train_smollm2_s$SEED.json
 S=experiments/verifyrm/shipped   # the checks outside the suites' templates (outside_checks.py; predictions.md)
-rm=$out   # the RM evaluated and packaged; FP16=1: its copy with the adapter stored in fp16 (half.py; rank 32)
+rm_dir=$out   # the RM evaluated and packaged; FP16=1: its copy with the adapter stored in fp16 (half.py; rank 32)
 if [ -n "${FP16:-}" ]; then
   test -f $out-fp16/half.json || .venv/bin/python $S/half.py --rm $out --out $out-fp16
-  cp $out-fp16/half.json $R/half_s$SEED.json && rm=$out-fp16
+  cp $out-fp16/half.json $R/half_s$SEED.json && rm_dir=$out-fp16
 fi
 evaluate() {  # eval-rm of the trained RM on each set named, skipping the ones evaluated already
   for E in "$@"; do
     data=$V3/$E.jsonl; [ $E = latex_heldout ] && data=$V4/$E.jsonl; [ -f $S/$E.jsonl ] && data=$S/$E.jsonl
     test -f $R/eval_${E}_smollm2_s$SEED.json || { echo "[shipped] eval-rm seed $SEED on $E ($(date -u +%T))";
-      $C eval-rm --rm $rm --data $data --output $R/eval_${E}_smollm2_s$SEED.json \
+      $C eval-rm --rm $rm_dir --data $data --output $R/eval_${E}_smollm2_s$SEED.json \
         --scores $R/scores_${E}_smollm2_s$SEED.jsonl.gz > $R/eval_${E}_smollm2_s$SEED.log; }
   done
 }
@@ -41,6 +41,6 @@ evaluate heldout robustness latex_heldout   # the suites the card reports beside
 .venv/bin/python experiments/verifyrm/report_v4.py $R
 [ "${EXTRA:-1}" = 1 ] && evaluate prefix_probe svamp_cots long_check   # EXTRA=0: the card's suites only
 # the package last, so that its card carries the outside checks (RECIPE: the card's name for the training rows)
-[ "${PACKAGE:-0}" = 1 ] && .venv/bin/python experiments/verifyrm/shipped/package.py --rm $rm --results $R \
+[ "${PACKAGE:-0}" = 1 ] && .venv/bin/python experiments/verifyrm/shipped/package.py --rm $rm_dir --results $R \
   --data ${DATA:-runs/verifyrm-v7/train.jsonl} ${RECIPE:+--recipe "$RECIPE"}
 exit 0
