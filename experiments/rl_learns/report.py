@@ -428,7 +428,11 @@ def main():
     )
     sweep, conditions = split_runs(rows, settings)
     hack = results / "hack_transfer.json"
-    kept = verifier_kept.table(comp["conditions"], json.loads(hack.read_text())["rms"] if hack.is_file() else None) if comp else "No comparison yet.\n"  # fmt: skip
+    hacked = json.loads(hack.read_text())["rms"] if hack.is_file() else None
+    # the judgement as pre-registered, on seeds 0-2 (comparison.headline), beside every finished seed
+    kept = (
+        verifier_kept.table(comp["conditions"], hacked, comp["decisions"]["issue106"]) if comp else "No comparison.\n"
+    )
     figure(sweep, results / "learning.png")
     comparison_figure(settings, results / "runs", results / "comparison.png")
     atomic_write_text(

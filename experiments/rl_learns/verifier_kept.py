@@ -115,11 +115,12 @@ def _pct(x) -> str:
     return "-" if x is None else f"{x:.1f}"
 
 
-def table(c: dict, hack: dict | None = None) -> str:
-    """Per seed of cooper_paper and each variant (every finished seed; the judgement reads seeds 0-2): the labelled
-    set's wrong rows the RM accepts at step 0, 25 and 50 and whether target 1 holds, its right rows rejected and AUROC
-    at the end, the mean of sets, collapse, and (hack: hack_transfer.json's `rms`) the share of the static RM's hacked
-    rule-wrong rollouts the final RM accepts; then each variant's judgement (markdown)."""
+def table(c: dict, hack: dict | None = None, judged: dict | None = None) -> str:
+    """Per seed of cooper_paper and each variant (every finished seed, the headline's 3-4 too): the labelled set's
+    wrong rows the RM accepts at step 0, 25 and 50 and whether target 1 holds, its right rows rejected and AUROC at the
+    end, the mean of sets, collapse, and (hack: hack_transfer.json's `rms`) the share of the static RM's hacked
+    rule-wrong rollouts the final RM accepts; then each variant's judgement: `judged` (judge() of the comparison of
+    seeds 0-2, as summary.json's decisions hold it), or judge(c) (markdown)."""
     hack = hack or {}
     start = (hack.get("weak (start)") or {}).get("wrong_accepted")
     lines = [
@@ -148,12 +149,13 @@ def table(c: dict, hack: dict | None = None) -> str:
                 f"{'yes' if seed in r['collapsed'] else 'no'} | "
                 f"{_pct((hack.get(f'{name}-s{seed} (end)') or {}).get('wrong_accepted'))} |"
             )
-    j = judge(c)
+    j = judged if judged is not None else judge(c)
     lines.append("")
     for name in VARIANTS:
         v = j[name]
         if v is None:
-            lines.append(f"- `{name}`: not judged yet (waiting for seeds 0-2 of it and of cooper_paper).")
+            missing = [n for n in (name, "cooper_paper") if not set(SEEDS) <= set((c.get(n) or {}).get("seeds", []))]
+            lines.append(f"- `{name}`: not judged yet (waiting for seeds 0-2 of {' and '.join(missing)}).")
             continue
         t = v["targets"]
         said = {None: "undetermined", True: "met", False: "missed"}

@@ -871,8 +871,14 @@ def test_issue_106s_table_shows_each_seed_against_target_1_and_the_judgement():
     assert "| 5.0 → 7.5 → 5.0 | missed |" in rows["cooper_recal s1"]  # 2.5 points above its start at step 25
     assert rows["cooper_recal s2"].endswith("| 12.0 | no | 0.9 |") and "the weaker RM: 27.9" in text
     assert "- `cooper_recal`: target 1 missed, target 2 (AUROC 0.990 against cooper_paper's 0.986) met" in text
-    assert "- `cooper_rehearsal`: not judged yet" in text and "neither" not in text  # waiting, not decided
-    assert "waiting for 3 seeds of cooper_rehearsal" in text
+    assert "- `cooper_rehearsal`: not judged yet (waiting for seeds 0-2 of cooper_rehearsal)." in text
+    assert "neither" not in text and "waiting for 3 seeds of cooper_rehearsal" in text  # waiting, not decided
+    # the headline's seeds 3-4 are shown, while the judgement stays the one made on seeds 0-2 (report.py passes it)
+    c3 = {"cooper_paper": paper, "cooper_recal": recal}
+    c5 = {"cooper_paper": _arm({s: {0: 6.0, 25: 12.0, 50: 17.0} for s in range(5)}, 0.986, 11.8), "cooper_recal": recal}
+    assert kept.judge(c5)["cooper_recal"] is None  # on seeds 0-4 nothing is judged
+    text5 = kept.table(c5, hack, judged=kept.judge(c3))
+    assert "| cooper_paper s4 |" in text5 and "- `cooper_recal`: target 1 missed" in text5
 
 
 def test_the_headline_counts_seeds_3_and_4_while_the_decisions_stay_on_seeds_0_to_2(tmp_path):

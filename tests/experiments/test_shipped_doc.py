@@ -76,3 +76,20 @@ def test_round8_refuses_another_seed_or_rank_without_its_own_results_dir():
     for env in ({"RANK": "32"}, {"SEED": "1"}):
         p = subprocess.run(["bash", str(script)], env=clean | env, capture_output=True, text=True, timeout=30)
         assert p.returncode == 2 and "its own RESULTS" in p.stderr
+
+
+def test_a_card_of_an_fp16_adapter_says_so_with_its_largest_score_change():
+    """build.sh FP16=1 (rank 32's pre-registration): the card of an adapter stored in fp16 says so, with its sizes and
+    the largest score change against the fp32 adapter; without half.py's report nothing of it is said."""
+    ours, theirs = summaries()
+    meta = json.loads((ROOT / "src/cooper_rl/assets/verifyrm/cooper_rm.json").read_text())
+    train = json.loads((package.SHIPPED / "train_smollm2_s0.json").read_text())
+    args = (meta, ours, theirs, {"adapter_model.safetensors": "ab"}, {}, train, package.outside_checks(package.SHIPPED))
+    half = {"fp32_bytes": 39_100_000, "fp16_bytes": 19_600_000, "check_rows": 400, "max_score_change": 0.0021}
+    plain, halved = package.card(*args), package.card(*args, half=half)
+    assert "fp16" not in plain
+    said = set(halved.splitlines()) - set(plain.splitlines())
+    assert said == {
+        "The adapter and head are stored in fp16 (19.6 MB; fp32: 39.1 MB) and loaded into the fp32 model; every number "
+        "above is the fp16 copy's; its scores differ from the fp32 adapter's by at most 0.0021 on the 400-row check set."
+    }

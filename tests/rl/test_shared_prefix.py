@@ -276,11 +276,11 @@ def test_the_auto_mechanism_packs_only_the_loss_forward_under_gradient_checkpoin
     assert shared.mechanism == "auto"
     wrapped = shared.wrap_logps(lambda *a, **k: _trl_logps(*a, **k))
     m = mask[:, -keep:].bool()
-    model.train()
-    want = _trl_logps(model, ids, mask, keep, compute_entropy=False)[0]
-    assert (wrapped(model, ids, mask, keep, compute_entropy=False)[0] - want)[m].abs().max().item() < 1e-5
-    model.activation_checkpointing_enable()
     try:
+        model.train()
+        want = _trl_logps(model, ids, mask, keep, compute_entropy=False)[0]
+        assert (wrapped(model, ids, mask, keep, compute_entropy=False)[0] - want)[m].abs().max().item() < 1e-5
+        model.activation_checkpointing_enable()
         got = wrapped(model, ids, mask, keep, compute_entropy=False)[0]
         assert got.requires_grad and (got - want)[m].abs().max().item() < 1e-5
         with torch.no_grad():  # the reference pass under checkpointing: nothing replayed, the cache mechanism

@@ -25,8 +25,13 @@ test -f $out/train_metrics.json || { echo "training did not finish: $out.log" >&
 cp $out/train_metrics.json $R/train_smollm2_s$SEED.json
 S=experiments/verifyrm/shipped   # the checks outside the suites' templates (outside_checks.py; predictions.md)
 rm_dir=$out   # the RM evaluated and packaged; FP16=1: its copy with the adapter stored in fp16 (half.py; rank 32)
-if [ -n "${FP16:-}" ]; then
-  test -f $out-fp16/half.json || .venv/bin/python $S/half.py --rm $out --out $out-fp16
+if [ "${FP16:-0}" = 1 ]; then
+  # evaluations are named by seed only: an fp32 RM's already in RESULTS would be taken for the fp16 copy's
+  if [ -f $R/eval_heldout_smollm2_s$SEED.json ] && [ ! -f $R/half_s$SEED.json ]; then
+    echo "build.sh: $R holds evaluations of the fp32 RM: FP16=1 needs its own RESULTS=<dir>" >&2; exit 2
+  fi
+  [ -f $out-fp16/half.json ] && [ $out-fp16/half.json -nt $out/train_metrics.json ] ||  # a retrained RM: anew
+    .venv/bin/python $S/half.py --rm $out --out $out-fp16
   cp $out-fp16/half.json $R/half_s$SEED.json && rm_dir=$out-fp16
 fi
 evaluate() {  # eval-rm of the trained RM on each set named, skipping the ones evaluated already

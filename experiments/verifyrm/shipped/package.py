@@ -96,9 +96,18 @@ def outside_line(outside: dict) -> str:
 
 
 def card(
-    meta: dict, ours: dict, theirs: dict, sums: dict, lic: dict, train: dict, outside: dict, recipe: str = RECIPE
+    meta: dict,
+    ours: dict,
+    theirs: dict,
+    sums: dict,
+    lic: dict,
+    train: dict,
+    outside: dict,
+    recipe: str = RECIPE,
+    half: dict | None = None,
 ) -> str:
-    """The model card: what it is, how well (beside round 7), where it fails, how to use and rebuild it."""
+    """The model card: what it is, how well (beside round 7), where it fails, how to use and rebuild it (half:
+    half.py's report where the adapter is stored in fp16)."""
     a = meta["adapter"]
     lines = [
         "# verifyrm: the VerifyRM that ships with cooper",
@@ -159,6 +168,14 @@ def card(
         "**Files**: " + "; ".join(f"`{n}` sha256 `{h}`" for n, h in sums.items()) + ".",
         "",
     ]
+    if half:  # the numbers above are the fp16 copy's (build.sh FP16=1 evaluates it)
+        lines[-1:-1] = [
+            f"The adapter and head are stored in fp16 ({half['fp16_bytes'] / 1e6:.1f} MB; fp32: "
+            f"{half['fp32_bytes'] / 1e6:.1f} MB) and loaded into the fp32 model; every number above is the fp16 "
+            f"copy's; its scores differ from the fp32 adapter's by at most {half['max_score_change']:.2g} on the "
+            f"{half['check_rows']}-row check set.",
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -186,9 +203,10 @@ def main() -> None:
     sums = {n: file_sha256(out / n) for n in WEIGHTS}
     atomic_write_text(out / "SHA256SUMS", "".join(f"{h}  {n}\n" for n, h in sums.items()))
     lic = licences(Path(args.data), Path(args.problems))
-    atomic_write_text(
-        out / "README.md", card(meta, ours, theirs, sums, lic, train, outside_checks(Path(args.results)), args.recipe)
-    )
+    half = Path(args.results) / f"half_s{train['config']['seed']}.json"  # build.sh FP16=1
+    half = json.loads(half.read_text()) if half.is_file() else None
+    outside = outside_checks(Path(args.results))
+    atomic_write_text(out / "README.md", card(meta, ours, theirs, sums, lic, train, outside, args.recipe, half))
     assert set(VERIFYRM_FILES) <= {p.name for p in out.iterdir()}
     size = sum((out / n).stat().st_size for n in WEIGHTS)
     print(f"[package] {out}: {size / 1e6:.1f} MB; adapter sha256 {sums['adapter_model.safetensors'][:16]}...")
