@@ -56,7 +56,8 @@ def inputs(name: str, prompts: int) -> list[list[dict]]:
 def main():
     import torch
 
-    from cooper_rl.cooper.reward_model import BATCH_OVERHEAD, VerifyRM, common_prefix_length, length_batches
+    from cooper_rl.cooper.batching import BATCH_OVERHEAD, common_prefix_length, length_batches
+    from cooper_rl.cooper.reward_model import VerifyRM
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--rm", default="smollm2-135m-instruct")

@@ -65,7 +65,7 @@ def variants():
     from accelerate import Accelerator
     from trl import GRPOTrainer
 
-    from cooper_rl.cooper import reward_model
+    from cooper_rl.cooper import batching
     from cooper_rl.rl import shared_prefix
     from cooper_rl.rl.rollout_speed import trimmed_span
 
@@ -81,7 +81,7 @@ def variants():
     def shared(overhead):
         def f(model, ids, mask, keep):
             original = shared_prefix.length_batches
-            shared_prefix.length_batches = functools.partial(reward_model.length_batches, overhead=overhead)
+            shared_prefix.length_batches = functools.partial(batching.length_batches, overhead=overhead)
             try:
                 logp, _, positions = shared_prefix.shared_prefix_logps(model, ids, mask, keep, True, lead_ok=True)
             finally:
@@ -96,7 +96,7 @@ def variants():
 
     return {
         "trl": trl,
-        "shared": shared(reward_model.BATCH_OVERHEAD),
+        "shared": shared(batching.BATCH_OVERHEAD),
         "shared_one_batch": shared(10**9),
         "packed": packed,
     }

@@ -12,7 +12,18 @@ import pytest
 
 SRC = Path(__file__).parents[1] / "src" / "cooper_rl"
 LAYERS = [
-    {"io", "tasks", "formats", "generation", "learning_signal", "verify", "verify.sandbox", "cooper.monitor"},
+    {
+        "io",
+        "tasks",
+        "formats",
+        "generation",
+        "learning_signal",
+        "verify",
+        "verify.sandbox",
+        "cooper.monitor",
+        "cooper.rm_inputs",
+        "cooper.batching",
+    },
     {"models", "data", "trainer_hooks", "llm", "plot", "rl.trl_internals"},
     {"cooper", "cooper.reward_model", "cooper.negatives", "cooper.step", "cooper.rewards", "evaluate", "difficulty"},
     {"rm"},

@@ -5,7 +5,8 @@ import pytest
 import torch
 
 import cooper_rl.cooper.reward_model as rmod
-from cooper_rl.cooper.reward_model import TEMPLATE_VERSION, VerifyRM, encode_rm_inputs, format_rm_text
+from cooper_rl.cooper.reward_model import VerifyRM
+from cooper_rl.cooper.rm_inputs import TEMPLATE_VERSION, format_rm_text
 from cooper_rl.models import load_tokenizer
 
 LONG_COMPLETION = " ".join(f"step{i % 97}" for i in range(5000)) + " so the final answer is \\boxed{12345}"
@@ -16,52 +17,6 @@ QUESTION = "Solve the system: x + y = 59 and x - y = 25. What are x and y?"
 @pytest.fixture(scope="module")
 def rm():
     return VerifyRM.from_pretrained("minilm-l6", device="cpu")
-
-
-def _contains(ids, sub):
-    return any(ids[i : i + len(sub)] == sub for i in range(len(ids) - len(sub) + 1))
-
-
-def test_template_is_exact():
-    assert format_rm_text("Q?", "7", "so 7") == (
-        "<question>Q?</question>\n<reference_answer>7</reference_answer>\n<completion>so 7</completion>"
-    )
-
-
-@pytest.mark.parametrize("name", ["minilm-l6", "smollm2-135m-instruct"])
-@pytest.mark.parametrize("max_length", [96, 512])
-def test_truncation_keeps_reference_question_and_final_answer(name, max_length):
-    tok = load_tokenizer(name)
-    plain = lambda s: tok(s, add_special_tokens=False)["input_ids"]  # noqa: E731
-    ids = encode_rm_inputs(tok, [QUESTION], [REFERENCE], [LONG_COMPLETION], max_length)[0]
-    assert len(ids) <= max_length
-    assert _contains(ids, plain(REFERENCE))  # whole reference
-    assert _contains(ids, plain(QUESTION))  # the question fits, so it is whole
-    text = tok.decode(ids).replace(" ", "")
-    assert text.endswith("\\boxed{12345}</completion>[SEP]" if name == "minilm-l6" else "\\boxed{12345}</completion>")
-    assert "..." in text  # marker between completion head and tail
-    if name == "minilm-l6":
-        assert ids[0] == tok.cls_token_id and ids[-1] == tok.sep_token_id
-
-
-@pytest.mark.parametrize("name", ["minilm-l6", "smollm2-135m-instruct"])
-def test_truncation_shortens_question_before_reference(name):
-    tok = load_tokenizer(name)
-    long_q = "Consider " + " ".join(f"fact{i}" for i in range(2000)) + " What is x?"
-    ids = encode_rm_inputs(tok, [long_q], [REFERENCE], [LONG_COMPLETION], 128)[0]
-    assert len(ids) <= 128
-    assert _contains(ids, tok(REFERENCE, add_special_tokens=False)["input_ids"])
-    assert tok.decode(ids).replace(" ", "").count("...") == 2  # question and completion both cut in the middle
-    assert "\\boxed{12345}" in tok.decode(ids).replace(" ", "")
-    # a reference longer than the whole budget is the only case where it is cut; the length bound still holds
-    huge_ref = " ".join(["7"] * 1000)
-    assert len(encode_rm_inputs(tok, ["q"], [huge_ref], ["c"], 64)[0]) <= 64
-
-
-def test_short_input_is_the_template_exactly_for_decoder_tokenizer():
-    tok = load_tokenizer("smollm2-135m-instruct")
-    ids = encode_rm_inputs(tok, ["What is 2+3?"], ["5"], ["2+3=5, so \\boxed{5}"], 512)[0]
-    assert tok.decode(ids) == format_rm_text("What is 2+3?", "5", "2+3=5, so \\boxed{5}")
 
 
 def test_training_and_scoring_use_the_same_ids(rm, monkeypatch):
@@ -236,8 +191,6 @@ def test_plain_hf_qwen2_classifier_loads_with_the_papers_template(tmp_path):
     classifier) loads; its score is sigmoid of the logit at the last token of the paper's template text."""
     from transformers import Qwen2Config, Qwen2ForSequenceClassification
 
-    from cooper_rl.models import load_tokenizer
-
     tok = load_tokenizer("smollm2-135m-instruct")
     cfg = Qwen2Config(
         vocab_size=len(tok),
@@ -312,30 +265,6 @@ def test_decoder_rm_shares_each_prompts_prefix_with_the_same_scores_and_gradient
     assert len(set(plain[0])) == len(qs)  # the scores differ: the comparison is not between constants
 
 
-def test_length_batches_pad_little_and_cover_every_sequence_once():
-    from itertools import combinations
-
-    from cooper_rl.cooper.reward_model import length_batches
-
-    def cost(lengths, batches, overhead):
-        return sum(len(b) * max(lengths[i] for i in b) + overhead for b in batches)
-
-    assert length_batches([40, 41, 39, 40]) == [[2, 0, 3, 1]]  # similar lengths: one batch
-    lengths = [5, 128, 7, 6, 120, 9, 8, 125]  # rollouts that stopped early and ones cut at the cap
-    batches = length_batches(lengths, overhead=64)
-    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
-    assert [sorted(lengths[i] for i in b) for b in batches] == [[5, 6, 7, 8, 9], [120, 125, 128]]
-    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
-    for overhead in (0, 64, 1000):  # no contiguous split of the sorted lengths costs less
-        got = cost(lengths, length_batches(lengths, overhead), overhead)
-        for k in range(len(lengths)):
-            for cuts in combinations(range(1, len(lengths)), k):
-                edges = [0, *cuts, len(lengths)]
-                split = [order[a:b] for a, b in zip(edges, edges[1:])]
-                assert got <= cost(lengths, split, overhead)
-    assert len(length_batches(lengths, overhead=10**6)) == 1 and length_batches([], 64) == []
-
-
 def test_length_batches_keep_each_rows_logit_and_gradient(tmp_path):
     """Forwarding in batches of similar length (the default) gives every row the logit and gradient of one padded
     batch, with the rows in their input order (lengths deliberately unsorted), on an encoder and a decoder RM."""
@@ -357,17 +286,3 @@ def test_length_batches_keep_each_rows_logit_and_gradient(tmp_path):
         assert len(out[0][1]) == len(out[10**9][1]) > 0
         assert all(torch.allclose(a, b, rtol=1e-4, atol=1e-6) for a, b in zip(out[0][1], out[10**9][1]))
         assert len(set(out[0][0].tolist())) == len(qs)
-
-
-def test_prefix_sharing_only_where_it_gives_the_whole_sequence_scores():
-    from types import SimpleNamespace as NS
-
-    from cooper_rl.cooper.reward_model import can_share_prefix
-
-    def ok(max_length=512, **config):
-        return can_share_prefix(NS(config=NS(**config)), max_length)
-
-    assert ok(model_type="llama") and ok(model_type="mistral", sliding_window=4096)
-    assert not ok(model_type="mistral", sliding_window=256)  # the window would cut a padded prefix differently
-    assert ok(model_type="qwen2", sliding_window=256, use_sliding_window=False)
-    assert not ok(model_type="bert") and not ok(model_type="falcon") and not ok(model_type="jamba")

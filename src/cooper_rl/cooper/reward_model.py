@@ -9,8 +9,8 @@ A sequence classifier with one logit reads
 and reward = sigmoid(logit). It is trained offline with BCE (rm/train.py) and updated online during RL with
 the pairwise loss -logsigmoid(s_pos - s_neg) (VerifyRM.pairwise_update).
 
-encode_rm_inputs is the one input builder used for training, scoring and RL updates, so all three see the
-same token ids. Truncation is done in tokens; see encode_rm_inputs for the rule.
+Its input is built by rm_inputs.encode_rm_inputs (the one builder for training, scoring and RL updates); its forwards
+batch by length and share one prompt's prefix (batching.py).
 """
 
 from __future__ import annotations
@@ -22,91 +22,20 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from cooper_rl.cooper.batching import (
+    BATCH_OVERHEAD,
+    MIN_SHARED_PREFIX,
+    can_share_prefix,
+    common_prefix_length,
+    in_input_order,
+    length_batches,
+)
+from cooper_rl.cooper.rm_inputs import TEMPLATE_VERSION, encode_rm_inputs
 from cooper_rl.io import atomic_dir
 from cooper_rl.models import default_device, load_tokenizer, resolve_model
 
-TEMPLATE_VERSION = "cooper-rm-v1"
 META_FILE = "cooper_rm.json"
 DEFAULT_MAX_LENGTH = 512
-TRUNCATION_MARKER = " ... "
-BATCH_OVERHEAD = 64  # positions' worth of fixed cost per forward (length_batches; benchmarks/rm_prefix.py)
-COMPLETION_HEAD_FRACTION = 1 / 3  # a cut completion keeps 1/3 head, 2/3 tail (the final answer is at the end)
-
-_Q_OPEN, _Q_CLOSE_REF_OPEN = "<question>", "</question>\n<reference_answer>"
-_REF_CLOSE_C_OPEN, _C_CLOSE = "</reference_answer>\n<completion>", "</completion>"
-
-
-def format_rm_text(question: str, reference: str, completion: str) -> str:
-    """The reward model's input text for one (question, reference answer, completion) triple."""
-    return f"{_Q_OPEN}{question}{_Q_CLOSE_REF_OPEN}{reference}{_REF_CLOSE_C_OPEN}{completion}{_C_CLOSE}"
-
-
-def special_tokens(tokenizer) -> tuple[list[int], list[int]]:
-    """(head, tail) special-token ids the tokenizer wraps around one sequence, e.g. ([CLS], [SEP]) for BERT.
-
-    Found by encoding a probe text with and without special tokens (works for fast tokenizers, which in
-    transformers 5 have no build_inputs_with_special_tokens).
-    """
-    probe = "hello world"
-    plain = tokenizer(probe, add_special_tokens=False)["input_ids"]
-    full = tokenizer(probe, add_special_tokens=True)["input_ids"]
-    for i in range(len(full) - len(plain) + 1):
-        if full[i : i + len(plain)] == plain:
-            return full[:i], full[i + len(plain) :]
-    raise ValueError(f"cannot locate special tokens of {type(tokenizer).__name__}: {plain} not inside {full}")
-
-
-def _shorten(ids: list[int], n: int, head_fraction: float, marker: list[int]) -> list[int]:
-    """ids cut to at most n tokens: head + marker + tail (only the tail if n leaves no room for the marker)."""
-    if len(ids) <= n:
-        return ids
-    if n <= len(marker) + 1:
-        return ids[len(ids) - n :] if n > 0 else []
-    keep = n - len(marker)
-    head = int(keep * head_fraction)
-    return ids[:head] + marker + ids[len(ids) - (keep - head) :]
-
-
-def encode_rm_inputs(tokenizer, questions, references, completions, max_length: int) -> list[list[int]]:
-    """Token ids (special tokens included) of format_rm_text for each triple, each at most max_length long.
-
-    The tag strings, question, reference and completion are tokenized separately and concatenated, so
-    truncation happens in tokens. When the whole text does not fit:
-      1. the reference is kept whole (it is cut in the middle only if it alone exceeds the budget);
-      2. of the room left, the completion is guaranteed min(its length, half of it);
-      3. the question takes what it needs of the rest, else it is cut in the middle;
-      4. the completion gets everything still free; if cut, it keeps 1/3 head and 2/3 tail (the final
-         answer is at the end) with TRUNCATION_MARKER in between.
-    """
-    questions, references, completions = list(questions), list(references), list(completions)
-    if not len(questions) == len(references) == len(completions):
-        raise ValueError(
-            f"got {len(questions)} questions, {len(references)} references, {len(completions)} completions"
-        )
-    if not questions:
-        return []
-
-    def tok(texts):
-        return tokenizer(list(texts), add_special_tokens=False, verbose=False)["input_ids"]
-
-    head, tail = special_tokens(tokenizer)
-    q_open, q_close, r_close, c_close = tok([_Q_OPEN, _Q_CLOSE_REF_OPEN, _REF_CLOSE_C_OPEN, _C_CLOSE])
-    marker = tok([TRUNCATION_MARKER])[0]
-    fixed = len(head) + len(tail) + len(q_open) + len(q_close) + len(r_close) + len(c_close)
-    budget = max_length - fixed
-    if budget < 1:
-        raise ValueError(f"max_length={max_length} is too small: the template alone takes {fixed} tokens")
-
-    out = []
-    for q, r, c in zip(tok(questions), tok(references), tok(completions)):
-        if len(q) + len(r) + len(c) > budget:
-            r = _shorten(r, budget, 0.5, marker)
-            left = budget - len(r)
-            q = _shorten(q, left - min(len(c), left // 2), 0.5, marker)
-            c = _shorten(c, left - len(q), COMPLETION_HEAD_FRACTION, marker)
-        out.append(head + q_open + q + q_close + r + r_close + c + c_close + tail)
-    return out
-
 
 ADAPTER_CONFIG = "adapter_config.json"  # PEFT's: an RM saved as a LoRA adapter + score head
 
@@ -118,63 +47,6 @@ def _load_adapter(model, path, trainable: bool):
 
     peft_model = PeftModel.from_pretrained(model, path, is_trainable=trainable)
     return peft_model if trainable else peft_model.merge_and_unload()
-
-
-MIN_SHARED_PREFIX = 8  # tokens: a shorter common prefix is not worth a forward of its own
-
-
-# decoder-only families whose sequence classifier takes position_ids and a DynamicCache (rotary positions, full
-# attention unless a sliding window is set): sharing a prefix's keys/values gives the whole-sequence logits
-PREFIX_SHARING_TYPES = ("llama", "mistral", "qwen2", "qwen3", "phi3", "olmo2", "smollm3")
-
-
-def can_share_prefix(model, max_length: int) -> bool:
-    """Whether the backbone is a decoder whose prefix keys/values can be reused (causal attention: they do not depend
-    on the tokens after the prefix): a family in PREFIX_SHARING_TYPES with no sliding window shorter than twice
-    max_length (padded prefixes shift cache positions by up to max_length)."""
-    config = model.config
-    window = getattr(config, "sliding_window", None)
-    return (
-        getattr(config, "model_type", None) in PREFIX_SHARING_TYPES
-        and not getattr(config, "is_encoder_decoder", False)
-        and (window is None or not getattr(config, "use_sliding_window", True) or window >= 2 * max_length)
-    )
-
-
-def length_batches(lengths: list[int], overhead: int = BATCH_OVERHEAD) -> list[list[int]]:
-    """Indices of sequences of these lengths split into batches of similar length that minimise the padded
-    positions computed plus ``overhead`` positions per batch (the fixed cost of a forward): sorted by length, the
-    best contiguous split (dynamic programming, O(n^2))."""
-    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
-    n = len(order)
-    best, cut = [0.0] + [float("inf")] * n, [0] * (n + 1)
-    for j in range(1, n + 1):  # best[j]: cost of the j shortest; the last batch is order[i:j], padded to its longest
-        width = lengths[order[j - 1]]
-        for i in range(j):
-            cost = best[i] + (j - i) * width + overhead
-            if cost < best[j]:
-                best[j], cut[j] = cost, i
-    batches, j = [], n
-    while j > 0:
-        batches.append(order[cut[j] : j])
-        j = cut[j]
-    return batches[::-1]
-
-
-def in_input_order(parts: list[tuple[list[int], torch.Tensor]], device) -> torch.Tensor:
-    """The values of (indices, values) batches concatenated back into the order of the indices (keeps autograd)."""
-    order = torch.tensor([i for batch, _ in parts for i in batch], device=device)
-    return torch.cat([value for _, value in parts])[torch.argsort(order)]
-
-
-def common_prefix_length(seqs: list[list[int]]) -> int:
-    """Length of the longest common prefix of token id lists, leaving at least one token of each after it."""
-    n = min(len(x) for x in seqs) - 1
-    first = seqs[0]
-    for i in range(max(n, 0)):
-        if any(x[i] != first[i] for x in seqs[1:]):
-            return i
-    return max(n, 0)
 
 
 def _distributed() -> bool:

@@ -29,7 +29,7 @@ import functools
 import torch
 import torch.nn.functional as F
 
-from cooper_rl.cooper.reward_model import PREFIX_SHARING_TYPES, in_input_order, length_batches
+from cooper_rl.cooper.batching import PREFIX_SHARING_TYPES, in_input_order, length_batches
 from cooper_rl.rl.rollout_speed import TEXT_ONLY_KWARGS, shift_invariant, trimmed_span
 from cooper_rl.rl.trl_internals import wrap_trainer_method
 

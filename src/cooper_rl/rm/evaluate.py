@@ -192,7 +192,8 @@ def format_table(report: dict) -> str:
 
 def run_eval_rm(cfg: EvalRMConfig) -> dict:
     """``cooper eval-rm``: score rows with the RM and the rule verifier, write JSON, print a table."""
-    from cooper_rl.cooper.reward_model import TEMPLATE_VERSION, VerifyRM
+    from cooper_rl.cooper.reward_model import VerifyRM
+    from cooper_rl.cooper.rm_inputs import TEMPLATE_VERSION
     from cooper_rl.verify import verify_batch
 
     rows = load_rm_rows(cfg.data, cfg.limit)

@@ -5,7 +5,7 @@ completion; label | gold_correct (bool, 0/1, or "true"/"false"). The authors' pu
 (question, reference_answer, completion, label) loads as is, and so does VerifyBench.
 
 The split into train/validation is grouped by question (no question in both). Training uses the HF Trainer
-with BCEWithLogitsLoss on the single logit; inputs are built by reward_model.encode_rm_inputs, the same
+with BCEWithLogitsLoss on the single logit; inputs are built by rm_inputs.encode_rm_inputs, the same
 function the RM uses for scoring. The checkpoint with the best validation accuracy is kept and saved with
 VerifyRM.save_pretrained, next to train_metrics.json (which records the data file's row count and sha256).
 Checkpoints go to OUTPUT_DIR.checkpoints/ while training runs (removed when it ends): a killed run continues
