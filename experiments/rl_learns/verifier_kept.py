@@ -12,6 +12,8 @@ share of wrong rows accepted at the last evaluation.
 
 from __future__ import annotations
 
+from runlogs import fmt
+
 SEEDS = [0, 1, 2]  # the pre-registered seeds
 EVALS = (25, 50)  # target 1's evaluations after step 0
 MARGIN = 2.0  # target 1: points above the step-0 share
@@ -111,10 +113,6 @@ def judge(c: dict) -> dict:
     return out
 
 
-def _pct(x) -> str:
-    return "-" if x is None else f"{x:.1f}"
-
-
 def table(c: dict, hack: dict | None = None, judged: dict | None = None) -> str:
     """Per seed of cooper_paper and each variant (every finished seed, the headline's 3-4 too): the labelled set's
     wrong rows the RM accepts at step 0, 25 and 50 and whether target 1 holds, its right rows rejected and AUROC at the
@@ -126,7 +124,7 @@ def table(c: dict, hack: dict | None = None, judged: dict | None = None) -> str:
     lines = [
         "| condition, seed | RM accepts wrong rows, %: step 0 → 25 → 50 | target 1 (≤ step 0 + 2) | RM rejects right rows, "
         "% (step 50) | RM AUROC (step 50) | mean of sets (step 50) | collapsed | static RM's hacked rollouts accepted, "
-        f"% (end; the weaker RM: {_pct(start)}) |",
+        f"% (end; the weaker RM: {fmt(start)}) |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for name in ("cooper_paper", *VARIANTS):
@@ -139,15 +137,15 @@ def table(c: dict, hack: dict | None = None, judged: dict | None = None) -> str:
         t1 = target1(r)
         for seed in r["seeds"]:
             e = _by_int(errors.get(seed, {}))
-            wrong = " → ".join(_pct((e.get(st) or {}).get("wrong_accepted")) for st in (0, *EVALS))
+            wrong = " → ".join(fmt((e.get(st) or {}).get("wrong_accepted")) for st in (0, *EVALS))
             met = (t1.get(seed) or {}).get("met")
             auc = _end(aucs.get(seed))
             lines.append(
                 f"| {name} s{seed} | {wrong} | {'-' if met is None else 'met' if met else 'missed'} | "
-                f"{_pct((e.get(max(e)) or {}).get('right_rejected') if e else None)} | "
-                f"{'-' if auc is None else f'{auc:.3f}'} | {_pct(ends.get(seed))} | "
+                f"{fmt((e.get(max(e)) or {}).get('right_rejected') if e else None)} | "
+                f"{'-' if auc is None else f'{auc:.3f}'} | {fmt(ends.get(seed))} | "
                 f"{'yes' if seed in r['collapsed'] else 'no'} | "
-                f"{_pct((hack.get(f'{name}-s{seed} (end)') or {}).get('wrong_accepted'))} |"
+                f"{fmt((hack.get(f'{name}-s{seed} (end)') or {}).get('wrong_accepted'))} |"
             )
     j = judged if judged is not None else judge(c)
     lines.append("")
@@ -160,18 +158,10 @@ def table(c: dict, hack: dict | None = None, judged: dict | None = None) -> str:
         t = v["targets"]
         said = {None: "undetermined", True: "met", False: "missed"}
         lines.append(
-            f"- `{name}`: target 1 {said[t['1_wrong_accepted_held']]}, target 2 (AUROC {_auc(v['auroc_end'])} against "
-            f"cooper_paper's {_auc(v['auroc_end_paper'])}) {said[t['2_auroc_not_below_paper']]}, target 3 (mean of sets "
-            f"{_signed(v['mean_of_sets_minus_paper'])} against cooper_paper, collapsed {len(v['collapsed'])}) "
+            f"- `{name}`: target 1 {said[t['1_wrong_accepted_held']]}, target 2 (AUROC {fmt(v['auroc_end'], '{:.3f}')} against "
+            f"cooper_paper's {fmt(v['auroc_end_paper'], '{:.3f}')}) {said[t['2_auroc_not_below_paper']]}, target 3 (mean of sets "
+            f"{fmt(v['mean_of_sets_minus_paper'], '{:+.1f}')} against cooper_paper, collapsed {len(v['collapsed'])}) "
             f"{said[t['3_no_collapse_within_2']]}."
         )
     lines.append(f"- The default of `--reward cooper` by the decision rule: {j['default'] or 'neither variant'}.")
     return "\n".join(lines) + "\n"
-
-
-def _auc(x) -> str:
-    return "-" if x is None else f"{x:.3f}"
-
-
-def _signed(x) -> str:
-    return "-" if x is None else f"{x:+.1f}"
