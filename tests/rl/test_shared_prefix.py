@@ -380,14 +380,13 @@ def test_the_benchmarks_cost_model_counts_positions_per_stage_and_the_readme_sho
     """benchmarks/shared_prefix.py's cost model on a hand-made result (G from the shared prefill, a log-prob pass =
     the run's positions over its steps, warm-up included, and its 2 passes), and its table in benchmarks/README.md is
     the committed first benchmark's, as the script prints it now."""
-    import importlib.util
     import json
     from pathlib import Path
 
+    from tests.experiments import load_script
+
     root = Path(__file__).resolve().parents[2]
-    spec = importlib.util.spec_from_file_location("bench_shared_prefix", root / "benchmarks/shared_prefix.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_script("shared_prefix", root / "benchmarks")
     stage = {"generation": 10.0, "ref_logprobs": 4.0, "old_logprobs": 0.0, "policy_update": 8.0}
     run = {"prompt_tokens_per_step": 800, "completion_tokens_per_step": 300, "per_stage_seconds": stage}
     result = {

@@ -246,7 +246,8 @@ class SharedPrefix:
         def logps_shared(*args, **kwargs):
             # auto: the cache mechanism (as fast on CPU: benchmarks/README.md) but where the loss forward runs under
             # gradient checkpointing, whose replayed layers would drop the cache: the packed one shares there
-            want = this.mechanism == "packed" or (this.mechanism == "auto" and len(args) > 0 and checkpointed(args[0]))
+            ckpt = len(args) > 0 and checkpointed(args[0])
+            want = this.mechanism == "packed" or (this.mechanism == "auto" and ckpt)
             packed = want and (
                 getattr(getattr(args[0], "config", None), "_attn_implementation", None) in PACKED_ATTENTION
             )  # other backends (flash-attention) read a mask as padding: the cache mechanism there
@@ -256,7 +257,7 @@ class SharedPrefix:
                 or any(v is not None for k, v in kwargs.items() if k not in TEXT_ONLY_KWARGS)
                 or not can_share(args[0])
                 or args[1].size(1) - args[3] < 2  # a one-token prompt leaves nothing to share
-                or (checkpointed(args[0]) and not packed)  # the cache mechanism's layers would drop the cache
+                or (ckpt and not packed)  # the cache mechanism's layers would drop the cache
             ):
                 this.fallbacks += 1
                 return logps(*args, **kwargs)
