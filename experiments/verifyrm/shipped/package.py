@@ -24,7 +24,7 @@ from cooper_rl.models import VERIFYRM_FILES, VERIFYRM_REBUILD
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "experiments"))
-from stats import pct, pct_sd  # noqa: E402
+from stats import mean_sd, pct, pct_sd  # noqa: E402
 
 ASSETS = ROOT / "src" / "cooper_rl" / "assets" / "verifyrm"
 # the evaluations of the RM in the package (round 8 since decide.py's decision.json; results/shipped: the first one,
@@ -72,6 +72,34 @@ def set_table(ours: dict, theirs: dict) -> list[str]:
     return lines + [f"| LaTeX suite AUROC | {a['mean']:.3f} | {b['mean']:.3f} ± {b['sd']:.3f} |"]
 
 
+CATEGORY_SETS = {"robustness": "robustness suite", "heldout": "round 3's held-out"}  # LaTeX's forms: their own table
+
+
+def eval_categories(results: Path, suite: str) -> dict:
+    """{category: mean_sd over seeds} of the RM's accuracy per answer type on a suite (eval_<suite>_smollm2_s*.json)."""
+    reps = [json.loads(p.read_text())["per_answer_type"] for p in sorted(results.glob(f"eval_{suite}_smollm2_s*.json"))]
+    if not reps:
+        raise SystemExit(f"no eval_{suite}_smollm2_s*.json in {results}")
+    return {c: mean_sd(r[c]["rm"] for r in reps if c in r) for c in sorted({c for r in reps for c in r})}
+
+
+def category_table(cats: dict) -> list[str]:
+    """The robustness suite's and the held-out set's categories where the shipped RM or round 7 (any seed) is below
+    100 %, beside each other; then the rest, named, at 100.0 for both. cats: {suite: (ours, round 7's)}."""
+    lines, perfect = ["| set: category | verifyrm | round 7 |", "|---|---|---|"], []
+    for suite, (ours, theirs) in cats.items():
+        full = []
+        for c in sorted(set(ours) | set(theirs)):
+            a, b = ours.get(c), theirs.get(c)
+            if a and b and min(a["values"] + b["values"]) >= 1.0:
+                full.append(f"`{c}`")
+            else:
+                lines.append(f"| {CATEGORY_SETS[suite]}: `{c}` | {pct_sd(a)} | {pct_sd(b)} |")
+        if full:
+            perfect.append(f"{CATEGORY_SETS[suite]}: {', '.join(full)}")
+    return lines + ["", f"Every other category, 100.0 for both: {'; '.join(perfect)}."] if perfect else lines
+
+
 def outside_checks(results: Path) -> dict:
     """{check: (rows, correct accepted, wrong rejected)} of the checks outside the suites scored so far."""
     out = {}
@@ -105,9 +133,10 @@ def card(
     outside: dict,
     recipe: str = RECIPE,
     half: dict | None = None,
+    cats: dict | None = None,
 ) -> str:
     """The model card: what it is, how well (beside round 7), where it fails, how to use and rebuild it (half:
-    half.py's report where the adapter is stored in fp16)."""
+    half.py's report where the adapter is stored in fp16; cats: the other sets' categories, category_table)."""
     a = meta["adapter"]
     lines = [
         "# verifyrm: the VerifyRM that ships with cooper",
@@ -133,11 +162,13 @@ def card(
         "",
         *set_table(ours, theirs),
     ]
-    cats = ours["latex_heldout"]["per_category"]
+    other, cats = cats, ours["latex_heldout"]["per_category"]
     weak = [c for c, v in sorted(cats.items(), key=lambda kv: kv[1]["mean"]) if v["mean"] < 0.9]
     theirs_cats = theirs["latex_heldout"]["per_category"]
     lines += ["", "| LaTeX suite, per form | verifyrm | round 7 |", "|---|---|---|"]
     lines += [f"| `{c}` | {pct(v['mean'])} | {pct_sd(theirs_cats[c])} |" for c, v in sorted(cats.items())]
+    if other:
+        lines += ["", *category_table(other)]
     lines += [
         "",
         "**Where it fails**: "
@@ -162,8 +193,9 @@ def card(
         "(CC BY-NC-SA) or forbid charging: check them before a commercial use of these weights. GSM8K test is never "
         "trained on.",
         "",
-        f"**Rebuild**: `{VERIFYRM_REBUILD.split(' (')[0]}` (data, training, evaluations, these files; "
-        f"{train['train_seconds_total'] / 60:.0f} min of training on 2 CPU cores).",
+        f"**Rebuild**: `REBUILD=1 {VERIFYRM_REBUILD.split(' (')[0]}` (data, training, evaluations, these files; "
+        f"{train['train_seconds_total'] / 60:.0f} min of training on 2 CPU cores; without REBUILD=1 it evaluates and "
+        "packages the committed adapter).",
         "",
         "**Files**: " + "; ".join(f"`{n}` sha256 `{h}`" for n, h in sums.items()) + ".",
         "",
@@ -206,7 +238,9 @@ def main() -> None:
     half = Path(args.results) / f"half_s{train['config']['seed']}.json"  # build.sh FP16=1
     half = json.loads(half.read_text()) if half.is_file() else None
     outside = outside_checks(Path(args.results))
-    atomic_write_text(out / "README.md", card(meta, ours, theirs, sums, lic, train, outside, args.recipe, half))
+    cats = {s: (eval_categories(Path(args.results), s), eval_categories(Path(args.round7), s)) for s in CATEGORY_SETS}
+    text = card(meta, ours, theirs, sums, lic, train, outside, args.recipe, half, cats)
+    atomic_write_text(out / "README.md", text)
     assert set(VERIFYRM_FILES) <= {p.name for p in out.iterdir()}
     size = sum((out / n).stat().st_size for n in WEIGHTS)
     print(f"[package] {out}: {size / 1e6:.1f} MB; adapter sha256 {sums['adapter_model.safetensors'][:16]}...")
