@@ -2,7 +2,7 @@
 fly (scored before, then updated on a verified rollout vs a wrong rewrite of it, every reward call).
 
   python examples/trl_grpo_cooper.py                               # embedded SmolLM2-135M policy, the shipped RM
-  python examples/trl_grpo_cooper.py --policy Qwen/Qwen2.5-1.5B-Instruct --rm path/to/verifyrm --max_steps 200
+  python examples/trl_grpo_cooper.py --policy Qwen/Qwen2.5-1.5B-Instruct --rm runs/my-verifyrm --max_steps 200  # your own RM dir
 Negatives from an assistant LLM instead (the paper's): make_negative_generator("api", "openai:MODEL@http://HOST:PORT/v1").
 """
 

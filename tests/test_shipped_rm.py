@@ -86,3 +86,31 @@ def test_a_damaged_install_names_the_file_and_the_rebuild_command(tmp_path, dama
         weights.write_bytes(weights.read_bytes()[:-8] + b"\0" * 8)
     with pytest.raises(ModelNotAvailableError, match=r"adapter_model\.safetensors .*shipped/round8\.sh"):
         verifyrm_path(d)
+
+
+def test_every_entry_point_that_needs_an_rm_defaults_to_the_shipped_one():
+    """Issue 104 §3: `cooper rl`, `cooper eval-rm`, `cooper demo`, the presets and the plain TRL example score with
+    `verifyrm` when no RM is given (never a freshly initialised head)."""
+    import ast
+    import dataclasses
+
+    import yaml
+
+    from cooper_rl.demo import DemoConfig
+    from cooper_rl.models import VERIFYRM
+    from cooper_rl.rl.config import RLConfig
+    from cooper_rl.rm.evaluate import EvalRMConfig
+
+    for cls in (RLConfig, EvalRMConfig, DemoConfig):
+        assert {f.name: f.default for f in dataclasses.fields(cls)}["rm"] == VERIFYRM, cls.__name__
+    for preset in sorted((ROOT / "configs").glob("*.yaml")):
+        assert yaml.safe_load(preset.read_text()).get("rm", VERIFYRM) == VERIFYRM, preset.name
+    example = ast.parse((ROOT / "examples" / "trl_grpo_cooper.py").read_text())
+    defaults = {
+        call.args[0].value: kw.value.value
+        for call in ast.walk(example)
+        if isinstance(call, ast.Call) and getattr(call.func, "attr", "") == "add_argument"
+        for kw in call.keywords
+        if kw.arg == "default"
+    }
+    assert defaults["--rm"] == VERIFYRM
