@@ -156,6 +156,14 @@ def run_report(d: Path, label: str) -> dict:
         # the step's torch threads (most steps'): 1 beside another run, 2 alone; costs compare at equal threads only
         "torch_threads": statistics.mode(t.get("torch_threads") for t in timing) if timing else None,
         "torch_threads_all": sorted({t.get("torch_threads") for t in timing if t.get("torch_threads")}),
+        # what a step costs, median over steps (the step, and the RM side's parts the Cooper reward logs)
+        "median_seconds": {"step": statistics.median(t["step_seconds"] for t in timing) if timing else None}
+        | {
+            k.removeprefix("time/"): statistics.median(r[k] for r in metrics if k in r)
+            for k in ("time/rm_update", "time/recalibrate")
+            if any(k in r for r in metrics)
+        },
+        "shared_prefix": cfg.get("shared_prefix", False),  # issue 105's shared-prefix forwards (absent: before them)
         "monitor": monitor_report(d, evals),
         "finished": finished_run(d),
         "rm_sha256": cfg.get("rm_sha256"),  # the RM build that scored the run (None: the rule)
@@ -431,7 +439,9 @@ def main():
     hacked = json.loads(hack.read_text())["rms"] if hack.is_file() else None
     # the judgement as pre-registered, on seeds 0-2 (comparison.headline), beside every finished seed
     kept = (
-        verifier_kept.table(comp["conditions"], hacked, comp["decisions"]["issue106"]) if comp else "No comparison.\n"
+        verifier_kept.table(comp["conditions"], hacked, comp["decisions"]["issue106"]) + verifier_kept.cost_line(rows)
+        if comp
+        else "No comparison.\n"
     )
     figure(sweep, results / "learning.png")
     comparison_figure(settings, results / "runs", results / "comparison.png")

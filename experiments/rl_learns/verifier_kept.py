@@ -12,6 +12,8 @@ share of wrong rows accepted at the last evaluation.
 
 from __future__ import annotations
 
+import statistics
+
 from runlogs import fmt
 
 SEEDS = [0, 1, 2]  # the pre-registered seeds
@@ -165,3 +167,27 @@ def table(c: dict, hack: dict | None = None, judged: dict | None = None) -> str:
         )
     lines.append(f"- The default of `--reward cooper` by the decision rule: {j['default'] or 'neither variant'}.")
     return "\n".join(lines) + "\n"
+
+
+def cost_line(rows: dict) -> str:
+    """What a step of cooper_paper and each variant costs: the median over their finished runs that ran alone (2
+    torch threads) of each run's median step and RM-side seconds (report.run_report's `median_seconds`; markdown)."""
+    parts = []
+    for name in ("cooper_paper", *VARIANTS):
+        runs = [
+            r
+            for n, r in rows.items()
+            if n.rsplit("-s", 1)[0] == name and r["finished"] and r["torch_threads_all"] == [2]
+        ]
+        if not runs:
+            continue
+        med = {k: statistics.median(r["median_seconds"][k] for r in runs) for k in runs[0]["median_seconds"]}
+        shared = {r["shared_prefix"] for r in runs}
+        parts.append(
+            f"`{name}` {med['step']:.0f} s (RM update {med.get('rm_update', 0):.0f} s"
+            + (f", recalibration {med['recalibrate']:.0f} s" if "recalibrate" in med else "")
+            + f"; {len(runs)} run{'s' * (len(runs) > 1)}"
+            + ("" if shared == {True} else ", before the shared-prefix forwards" if shared == {False} else ", mixed")
+            + ")"
+        )
+    return ("- Seconds per step, median of the runs that ran alone: " + "; ".join(parts) + ".\n") if parts else ""

@@ -854,6 +854,42 @@ def test_issue_106s_judgement_follows_its_pre_registration():
     assert kept.judge(c)["cooper_rehearsal"]["targets"]["2_auroc_not_below_paper"] is None
 
 
+def test_issue_106s_tie_break_names_the_variant_with_fewer_wrong_rows_accepted_at_the_end():
+    """Both variants meet targets 1-3: the decision rule's tie-break, the lower mean share of wrong rows accepted at
+    step 50, names the default, whichever variant it is."""
+    kept = load_script("verifier_kept", HERE)
+    paper = _arm({s: {0: 6.0, 25: 12.0, 50: 17.0} for s in (0, 1, 2)}, 0.986, 11.8)
+    low = {s: {0: 6.0, 25: 6.5, 50: 5.0} for s in (0, 1, 2)}
+    high = {s: {0: 6.0, 25: 7.0, 50: 7.5} for s in (0, 1, 2)}
+    for rehearsal, recal, default in ((low, high, "cooper_rehearsal"), (high, low, "cooper_recal")):
+        j = kept.judge({"cooper_paper": paper, "cooper_rehearsal": _arm(rehearsal, 0.99, 11.0), "cooper_recal": _arm(recal, 0.99, 11.0)})  # fmt: skip
+        assert j["cooper_rehearsal"]["all_targets_met"] and j["cooper_recal"]["all_targets_met"]
+        assert j["default"] == default
+
+
+def test_issue_106s_cost_line_takes_the_runs_that_ran_alone():
+    """verifier_kept.cost_line: per condition the median of its finished 2-thread runs' median seconds; runs beside
+    another (1 thread) or unfinished are left out; runs before the shared-prefix forwards are marked."""
+    kept = load_script("verifier_kept", HERE)
+
+    def run(step, threads=(2,), finished=True, shared=True, **rm):
+        return {"median_seconds": {"step": step, "rm_update": 3.0, **rm}, "torch_threads_all": list(threads),
+                "finished": finished, "shared_prefix": shared}  # fmt: skip
+
+    rows = {
+        "cooper_paper-s0": run(80.0, shared=False),
+        "cooper_paper-s1": run(90.0, shared=False),
+        "cooper_paper-s2": run(300.0, threads=(1, 2), shared=False),
+        "cooper_recal-s0": run(97.0, recalibrate=54.0),
+        "cooper_recal-s1": run(89.0, recalibrate=48.0),
+        "cooper_recal-s2": run(10.0, finished=False, recalibrate=1.0),
+    }
+    line = kept.cost_line(rows)
+    assert "`cooper_paper` 85 s (RM update 3 s; 2 runs, before the shared-prefix forwards)" in line
+    assert "`cooper_recal` 93 s (RM update 3 s, recalibration 51 s; 2 runs)" in line and "rehearsal" not in line
+    assert kept.cost_line({"cooper_recal-s0": run(9.0, threads=(1,))}) == ""
+
+
 def test_issue_106s_table_shows_each_seed_against_target_1_and_the_judgement():
     """verifier_kept.table: one row per finished seed of cooper_paper and each variant, target 1 met or missed per
     seed, the final RM's share of the hacked rollouts where hack_transfer scored it, and each variant's verdict."""
