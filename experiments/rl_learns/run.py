@@ -4,6 +4,7 @@
   python experiments/rl_learns/run.py --sweep                  # every setting of settings.yaml, seed 0
   python experiments/rl_learns/run.py cooper_paper:0 model:0   # comparison conditions (in settings.yaml's regime)
   python experiments/rl_learns/run.py --compare                # rule (= REGIME:S) and every condition, seeds 0-2
+  python experiments/rl_learns/run.py --shipped                # issue 106 §2: from the shipped RM, as its decision says
   python experiments/rl_learns/run.py --headline               # issue 106 §3: seeds 3-4 of settings.yaml's `headline`
   python experiments/rl_learns/run.py --report-only            # copy the run dirs' logs, write the report
 
@@ -120,16 +121,42 @@ def parse_run(settings: dict, text: str) -> tuple[str, int]:
 
 
 def compare_plan(settings: dict, seeds=SEEDS) -> list[tuple[str, int]]:
-    """The comparison (issue 67 §4/§5): rule (REGIME:S) and every condition, seed by seed; a condition that names its
-    own `seeds` (e.g. the shipped-RM runs: seed 0, as pre-registered) only at those."""
-    conds = settings.get("conditions", {})
-    return [(n, s) for s in seeds for n in ("rule", *conds) if s in conds.get(n, {}).get("seeds", seeds)]
+    """The comparison (issue 67 §4/§5): rule (REGIME:S) and every condition from the weaker or strong RM, seed by
+    seed (the runs from the shipped RM: shipped_plan)."""
+    conds = {n: c for n, c in settings.get("conditions", {}).items() if c.get("rm") != "shipped"}
+    return [(n, s) for s in seeds for n in ("rule", *conds)]
 
 
-def headline_plan(settings: dict) -> list[tuple[str, int]]:
-    """Issue 106 §3: the headline's conditions (settings.yaml `headline`, `rule` = the regime's runs) at the seeds
-    beyond the comparison's (3, 4), seed by seed."""
-    return [(n, s) for s in HEADLINE_SEEDS if s not in SEEDS for n in settings.get("headline", [])]
+def issue106_decision(results: Path = RESULTS) -> dict:
+    """Issue 106's pre-registered judgement as report.py last wrote it (summary.json: comparison.decisions.issue106)."""
+    path = results / "summary.json"
+    decision = json.loads(path.read_text()).get("comparison", {}).get("decisions", {}).get("issue106") if path.is_file() else None  # fmt: skip
+    if not decision or any(decision.get(v) is None for v in ("cooper_rehearsal", "cooper_recal")):
+        sys.exit(f"issue 106's variants are not judged yet in {path} (finish their seeds 0-2, then run report.py)")
+    return decision
+
+
+def headline_plan(settings: dict, decision: dict) -> list[tuple[str, int]]:
+    """Issue 106 §3: the headline's conditions (settings.yaml `headline`, `rule` = the regime's runs), and a variant
+    that met its targets (predictions.md: it is brought to seeds 0-4), at the seeds beyond the comparison's (3, 4),
+    seed by seed."""
+    names = list(settings.get("headline", []))
+    names += [v for v in ("cooper_rehearsal", "cooper_recal") if decision[v]["all_targets_met"] and v not in names]
+    return [(n, s) for s in HEADLINE_SEEDS if s not in SEEDS for n in names]
+
+
+def shipped_plan(decision: dict) -> list[tuple[str, int]]:
+    """Issue 106 §2 from the shipped RM (predictions.md, "Co-optimizing the shipped RM"): cooper_paper_shipped and one
+    variant, the one the decision made the default; if neither met its targets, the one with the lower mean share of
+    wrong rows accepted at step 50; seed 0."""
+    variants = ("cooper_rehearsal", "cooper_recal")
+    pick = decision["default"] if decision["default"] in variants else None
+    if pick is None:
+        ends = {v: decision[v]["predictions"]["wrong_accepted_end_mean"] for v in variants}
+        if None in ends.values():
+            sys.exit(f"issue 106's tie-break needs both variants' mean wrong rows accepted at step 50: {ends}")
+        pick = min(variants, key=lambda v: ends[v])
+    return [("cooper_paper_shipped", 0), (f"{pick}_shipped", 0)]
 
 
 def spec(settings: dict, name: str) -> dict:
@@ -437,7 +464,14 @@ def main():
     ap.add_argument("--sweep", action="store_true", help="every setting, seed 0")
     ap.add_argument("--compare", action="store_true", help="rule (REGIME:S) and every condition, seeds 0-2 (§4/§5)")
     ap.add_argument(
-        "--headline", action="store_true", help="settings.yaml's `headline` conditions, seeds 3-4 (issue 106 §3)"
+        "--headline",
+        action="store_true",
+        help="settings.yaml's `headline` conditions and a variant that met its targets, seeds 3-4 (issue 106 §3)",
+    )
+    ap.add_argument(
+        "--shipped",
+        action="store_true",
+        help="cooper_paper and the variant issue 106's decision names, from the shipped RM, seed 0 (issue 106 §2)",
     )
     ap.add_argument(
         "--jobs", type=int, default=2, help="runs (and prerequisites) side by side; runs/rl_learns/jobs overrides it"
@@ -465,8 +499,10 @@ def main():
         plan += [(n, 0) for n in settings["settings"]]
     if args.compare:
         plan += [parse_run(settings, f"{n}:{s}") for n, s in compare_plan(settings)]
+    if args.shipped:
+        plan += shipped_plan(issue106_decision())
     if args.headline:
-        plan += [parse_run(settings, f"{n}:{s}") for n, s in headline_plan(settings)]
+        plan += [parse_run(settings, f"{n}:{s}") for n, s in headline_plan(settings, issue106_decision())]
     for name, seed in plan:
         spec(settings, name)  # unknown names and conditions without a regime fail here, before anything starts
         check_schedule(settings, name, seed)

@@ -201,7 +201,7 @@ def test_a_run_of_another_driver_counts_as_a_job_until_its_lock_is_free(tmp_path
     assert run.jobs_now(2) == 2
 
 
-def test_rule_is_the_regimes_run_and_compare_plans_every_condition_seed_by_seed():
+def test_rule_is_the_regimes_run_and_compare_plans_every_condition_seed_by_seed(tmp_path):
     import pytest
 
     settings = b64_settings()
@@ -210,18 +210,32 @@ def test_rule_is_the_regimes_run_and_compare_plans_every_condition_seed_by_seed(
         with pytest.raises(SystemExit, match="NAME:SEED"):
             run.parse_run(settings, bad)
     plan = [run.parse_run(settings, f"{n}:{s}") for n, s in run.compare_plan(settings)]
-    assert plan[: 1 + len(settings["conditions"])] == [("b64", 0)] + [(c, 0) for c in settings["conditions"]]
-    own = {c for c, v in settings["conditions"].items() if "seeds" in v}  # the shipped-RM runs: seed 0 only
+    own = {c for c, v in settings["conditions"].items() if v.get("rm") == "shipped"}  # shipped_plan's, seed 0
     assert own and all(settings["conditions"][c]["seeds"] == [0] for c in own)
-    assert len(plan) == 3 * (1 + len(settings["conditions"]) - len(own)) + len(own) and {s for _, s in plan} == {
-        0,
-        1,
-        2,
-    }
-    assert {(c, s) for c, s in plan if c in own} == {(c, 0) for c in own}
-    head = [run.parse_run(settings, f"{n}:{s}") for n, s in run.headline_plan(settings)]  # issue 106 §3
+    plain = [c for c in settings["conditions"] if c not in own]
+    assert plan[: 1 + len(plain)] == [("b64", 0)] + [(c, 0) for c in plain]
+    assert len(plan) == 3 * (1 + len(plain)) and {s for _, s in plan} == {0, 1, 2} and not {c for c, _ in plan} & own
+
+    # issue 106 §3 and §2 follow its decision: a variant that met its targets joins the headline's seeds 3-4; the
+    # shipped-RM runs take the default, or if neither met them, the one with fewer wrong rows accepted at step 50
+    def decision(rehearsal_met, recal_met, default, ends=(8.6, 2.6)):
+        judged = lambda met, end: {"all_targets_met": met, "predictions": {"wrong_accepted_end_mean": end}}  # noqa: E731
+        return {"cooper_rehearsal": judged(rehearsal_met, ends[0]), "cooper_recal": judged(recal_met, ends[1]), "default": default}  # fmt: skip
+
+    head = [run.parse_run(settings, f"{n}:{s}") for n, s in run.headline_plan(settings, decision(False, False, None))]
     assert head[:5] == [("b64", 3), ("model", 3), ("model_strong", 3), ("cooper_paper", 3), ("cooper_rehearsal", 3)]
     assert len(head) == 10 and {s for _, s in head} == {3, 4}
+    head = run.headline_plan(settings, decision(False, True, "cooper_recal"))
+    assert len(head) == 12 and ("cooper_recal", 3) in head and ("cooper_recal", 4) in head
+    assert run.shipped_plan(decision(False, True, "cooper_recal")) == [("cooper_paper_shipped", 0), ("cooper_recal_shipped", 0)]  # fmt: skip
+    assert run.shipped_plan(decision(False, False, None))[1] == ("cooper_recal_shipped", 0)
+    assert run.shipped_plan(decision(False, False, None, ends=(3.0, 4.0)))[1] == ("cooper_rehearsal_shipped", 0)
+    assert run.shipped_plan(decision(True, True, "cooper_rehearsal"))[1] == ("cooper_rehearsal_shipped", 0)
+    with pytest.raises(SystemExit, match="not judged yet"):
+        run.issue106_decision(tmp_path)
+    (tmp_path / "summary.json").write_text(json.dumps({"comparison": {"decisions": {"issue106": {"cooper_rehearsal": None, "cooper_recal": {}, "default": "waiting"}}}}))  # fmt: skip
+    with pytest.raises(SystemExit, match="not judged yet"):
+        run.issue106_decision(tmp_path)
     settings["regime"] = None
     with pytest.raises(SystemExit, match="regime"):
         run.parse_run(settings, "rule:0")
