@@ -44,7 +44,9 @@ evaluate() {  # eval-rm of the trained RM on each set named, skipping the ones e
 }
 evaluate heldout robustness latex_heldout   # the suites the card reports beside round 7
 .venv/bin/python experiments/verifyrm/report_v4.py $R
-[ "${EXTRA:-1}" = 1 ] && evaluate prefix_probe svamp_cots long_check   # EXTRA=0: the card's suites only
+[ "${EXTRA:-1}" = 1 ] && evaluate prefix_probe svamp_cots long_check policy_samples   # EXTRA=0: the card's suites only
+# the embedded policy's college-math solutions, where policy_check.py --college has built them (it needs the cores)
+[ "${EXTRA:-1}" = 1 ] && [ -f $S/policy_college.jsonl ] && evaluate policy_college
 # the package last, so that its card carries the outside checks (RECIPE: the card's name for the training rows)
 [ "${PACKAGE:-0}" = 1 ] && .venv/bin/python experiments/verifyrm/shipped/package.py --rm $rm_dir --results $R \
   --data ${DATA:-runs/verifyrm-v7/train.jsonl} ${RECIPE:+--recipe "$RECIPE"}

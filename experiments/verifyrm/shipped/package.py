@@ -35,6 +35,8 @@ OUTSIDE = {  # outside_checks.py's sets and the prefix probe, scored by build.sh
     "svamp_cots": "held-out SVAMP worked solutions",
     "long_check": "long worked solutions (synthetic)",
     "prefix_probe": "answers cut to a prefix of the reference",
+    "policy_samples": "GSM8K-style solutions of the project's policies (rule-labelled)",  # policy_check.py
+    "policy_college": "the embedded policy's college-math solutions (CAS-labelled)",
 }
 RECIPE = (  # the card's name for the training rows (--recipe)
     "round 8's rows: round 7's, 4,000 long worked solutions (half correct) and 400 answers cut to a prefix of the reference"
