@@ -3,7 +3,8 @@
   python experiments/rl_learns/run.py b64:0 i15_filter:0 ...   # these runs, in order, --jobs at a time
   python experiments/rl_learns/run.py --sweep                  # every setting of settings.yaml, seed 0
   python experiments/rl_learns/run.py cooper_paper:0 model:0   # comparison conditions (in settings.yaml's regime)
-  python experiments/rl_learns/run.py --compare                # rule (= REGIME:S) and every condition, seeds 0-2
+  python experiments/rl_learns/run.py --compare                # rule (= REGIME:S) and every condition but the
+                                                               # shipped RM's (--shipped), seeds 0-2
   python experiments/rl_learns/run.py --shipped                # issue 106 §2: from the shipped RM, as its decision says
   python experiments/rl_learns/run.py --headline               # issue 106 §3: seeds 3-4 of settings.yaml's `headline`
   python experiments/rl_learns/run.py --report-only            # copy the run dirs' logs, write the report
@@ -131,8 +132,9 @@ def issue106_decision(results: Path = RESULTS) -> dict:
     """Issue 106's pre-registered judgement as report.py last wrote it (summary.json: comparison.decisions.issue106)."""
     path = results / "summary.json"
     decision = json.loads(path.read_text()).get("comparison", {}).get("decisions", {}).get("issue106") if path.is_file() else None  # fmt: skip
-    if not decision or any(decision.get(v) is None for v in ("cooper_rehearsal", "cooper_recal")):
-        sys.exit(f"issue 106's variants are not judged yet in {path} (finish their seeds 0-2, then run report.py)")
+    if not decision or decision.get("default") not in (None, "cooper_rehearsal", "cooper_recal"):
+        said = decision.get("default") if decision else "no decision"
+        sys.exit(f"issue 106's variants are not judged yet in {path} ({said}): finish their seeds 0-2, run report.py")
     return decision
 
 
@@ -145,10 +147,10 @@ def headline_plan(settings: dict, decision: dict) -> list[tuple[str, int]]:
     return [(n, s) for s in HEADLINE_SEEDS if s not in SEEDS for n in names]
 
 
-def shipped_plan(decision: dict) -> list[tuple[str, int]]:
+def shipped_plan(settings: dict, decision: dict) -> list[tuple[str, int]]:
     """Issue 106 §2 from the shipped RM (predictions.md, "Co-optimizing the shipped RM"): cooper_paper_shipped and one
     variant, the one the decision made the default; if neither met its targets, the one with the lower mean share of
-    wrong rows accepted at step 50; seed 0."""
+    wrong rows accepted at step 50; at the seeds settings.yaml gives them (0)."""
     variants = ("cooper_rehearsal", "cooper_recal")
     pick = decision["default"] if decision["default"] in variants else None
     if pick is None:
@@ -156,7 +158,8 @@ def shipped_plan(decision: dict) -> list[tuple[str, int]]:
         if None in ends.values():
             sys.exit(f"issue 106's tie-break needs both variants' mean wrong rows accepted at step 50: {ends}")
         pick = min(variants, key=lambda v: ends[v])
-    return [("cooper_paper_shipped", 0), (f"{pick}_shipped", 0)]
+    names = ("cooper_paper_shipped", f"{pick}_shipped")
+    return [(n, s) for n in names for s in settings["conditions"][n]["seeds"]]
 
 
 def spec(settings: dict, name: str) -> dict:
@@ -462,7 +465,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="*", help="NAME:SEED, in order")
     ap.add_argument("--sweep", action="store_true", help="every setting, seed 0")
-    ap.add_argument("--compare", action="store_true", help="rule (REGIME:S) and every condition, seeds 0-2 (§4/§5)")
+    ap.add_argument(
+        "--compare",
+        action="store_true",
+        help="rule (REGIME:S) and every condition but the shipped RM's (--shipped), seeds 0-2 (§4/§5)",
+    )
     ap.add_argument(
         "--headline",
         action="store_true",
@@ -500,7 +507,7 @@ def main():
     if args.compare:
         plan += [parse_run(settings, f"{n}:{s}") for n, s in compare_plan(settings)]
     if args.shipped:
-        plan += shipped_plan(issue106_decision())
+        plan += shipped_plan(settings, issue106_decision())
     if args.headline:
         plan += [parse_run(settings, f"{n}:{s}") for n, s in headline_plan(settings, issue106_decision())]
     for name, seed in plan:

@@ -170,8 +170,10 @@ def table(c: dict, hack: dict | None = None, judged: dict | None = None) -> str:
 
 
 def cost_line(rows: dict) -> str:
-    """What a step of cooper_paper and each variant costs: the median over their finished runs that ran alone (2
-    torch threads) of each run's median step and RM-side seconds (report.run_report's `median_seconds`; markdown)."""
+    """What a step of cooper_paper and each variant costs: the median, over their finished runs that had 2 torch
+    threads at every step (a run beside another has 1; on this project's 2-core machines, 2 is a run alone, though
+    other work may have shared the cores), of each run's median step and RM-side seconds (report.run_report's
+    `median_seconds`; markdown)."""
     parts = []
     for name in ("cooper_paper", *VARIANTS):
         runs = [
@@ -181,13 +183,16 @@ def cost_line(rows: dict) -> str:
         ]
         if not runs:
             continue
-        med = {k: statistics.median(r["median_seconds"][k] for r in runs) for k in runs[0]["median_seconds"]}
+        keys = set.intersection(*(set(r["median_seconds"]) for r in runs))
+        med = {k: statistics.median(r["median_seconds"][k] for r in runs) for k in keys}
         shared = {r["shared_prefix"] for r in runs}
+        rm = [f"{label} {med[k]:.0f} s" for k, label in (("rm_update", "RM update"), ("recalibrate", "recalibration")) if k in med]  # fmt: skip
         parts.append(
-            f"`{name}` {med['step']:.0f} s (RM update {med.get('rm_update', 0):.0f} s"
-            + (f", recalibration {med['recalibrate']:.0f} s" if "recalibrate" in med else "")
-            + f"; {len(runs)} run{'s' * (len(runs) > 1)}"
+            f"`{name}` {med['step']:.0f} s ("
+            + "".join(f"{x}, " for x in rm)
+            + f"{len(runs)} run{'s' * (len(runs) > 1)}"
             + ("" if shared == {True} else ", before the shared-prefix forwards" if shared == {False} else ", mixed")
             + ")"
         )
-    return ("- Seconds per step, median of the runs that ran alone: " + "; ".join(parts) + ".\n") if parts else ""
+    head = "- Seconds per step, median of the finished runs with 2 torch threads at every step: "
+    return (head + "; ".join(parts) + ".\n") if parts else ""

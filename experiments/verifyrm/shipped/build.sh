@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Issue 104: the pipeline of a LoRA VerifyRM from nothing: its data (DATA, default round 7's, rebuilt byte-identical
 # from the committed record), LoRA training (train.sh), evaluation on round 3's held-out set, the robustness suite,
-# the LaTeX suite, the prefix probe and the two outside checks (outside_checks.py) into RESULTS, and with PACKAGE=1
-# the package files with their model card (package.py -> src/cooper_rl/assets/verifyrm; RECIPE names the rows).
+# the LaTeX suite, the prefix probe and the checks outside the suites (outside_checks.py, policy_check.py) into
+# RESULTS, and with PACKAGE=1 the package files with their model card (package.py -> src/cooper_rl/assets/verifyrm;
+# RECIPE names the rows).
 # The shipped RM is round 8's: `bash experiments/verifyrm/shipped/round8.sh` runs this with its data and packages it.
 # Alone, it rebuilds the first shipped RM (round 7's rows, results/shipped) without packaging it. Resumable: each step
 # skips what it finished; training continues from its checkpoint.

@@ -103,7 +103,8 @@ def category_table(cats: dict) -> list[str]:
 
 
 def outside_checks(results: Path) -> dict:
-    """{check: (rows, correct accepted, wrong rejected)} of the checks outside the suites scored so far."""
+    """{check: (rows, correct accepted, wrong rejected)} of the checks outside the suites scored so far (a share is None
+    where the check has no row of that label, e.g. a policy that solved none of its problems)."""
     out = {}
     for name in OUTSIDE:
         path = results / f"scores_{name}_smollm2_s0.jsonl.gz"
@@ -112,7 +113,7 @@ def outside_checks(results: Path) -> dict:
                 scores = [json.loads(line) for line in f]
             pos = [s["rm"] >= 0.5 for s in scores if s["label"]]
             neg = [s["rm"] < 0.5 for s in scores if not s["label"]]
-            out[name] = (len(scores), sum(pos) / len(pos), sum(neg) / len(neg))
+            out[name] = (len(scores), sum(pos) / len(pos) if pos else None, sum(neg) / len(neg) if neg else None)
     return out
 
 

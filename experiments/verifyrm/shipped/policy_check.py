@@ -6,7 +6,8 @@ spot-checked by hand"), two checks beside outside_checks.py's:
   (experiments/rl_learns/results/runs/*/eval/step-*/samples.jsonl.gz): per set (built-in test, held-out SVAMP,
   GSM8K test) a seeded draw of PER_LABEL solutions the strict rule accepts (label 1) and PER_LABEL that neither the
   strict nor the lenient rule accepts (label 0); solutions the two rules disagree on are left out (the paper's
-  hybrid labels keep what two judges agree on). Never trained on: the RM's rows come from training questions.
+  hybrid labels keep what two judges agree on); SOURCES pins the runs. Never trained on: the RM's rows come from
+  training questions.
 - policy_college.jsonl (--college N): the embedded SmolLM2-135M-Instruct's own solutions of N held-out college-math
   problems of the LaTeX suite (`cooper eval`, k = 4, T = 0.7, 512 tokens), labelled by the strict rule with the CAS
   (Math-Verify in the sandbox); needs the cores (~30 min for N = 150), writes runs/verifyrm-policy-college first.
@@ -32,7 +33,22 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 RUNS = ROOT / "experiments" / "rl_learns" / "results" / "runs"
 PER_LABEL = 250  # per set and label
-SETS = {"builtin:test:300:1,2": "builtin test", "svamp_heldout.jsonl": "SVAMP held-out", "gsm8k_test.jsonl": "GSM8K test"}
+# the evaluations drawn from: those committed on 2026-12-07 at 17:34 UTC (every evaluation of these runs, and the
+# step-0 one of the two then running, STEP0_ONLY); a later evaluation would change the pools and so the draw
+STEP0_ONLY = ("cooper_recal-s2", "cooper_rehearsal-s2")
+SOURCES = STEP0_ONLY + (
+    "b32_g8-s0", "b64-s0", "b64_beta0-s0", "b64_drgrpo-s0", "b64_g16-s0", "b64_long-s0", "b64_lr3e-5-s0",
+    "b64_lr3e-6-s0", "b64_t07-s0", "b64_t07-s1", "b64_t07-s2", "b64_unfiltered-s0", "cooper_paper-s0",
+    "cooper_paper-s1", "cooper_paper-s2", "cooper_paper_noscale-s0", "cooper_paper_noscale-s1",
+    "cooper_paper_noscale-s2", "cooper_recal-s0", "cooper_recal-s1", "cooper_ref_bin-s0", "cooper_ref_bin-s1",
+    "cooper_ref_bin-s2", "cooper_rehearsal-s0", "cooper_rehearsal-s1", "i15_filter-s0", "model-s0", "model-s1",
+    "model-s2", "model_strong-s0", "model_strong-s1", "model_strong-s2",
+)  # fmt: skip
+SETS = {
+    "builtin:test:300:1,2": "builtin test",
+    "svamp_heldout.jsonl": "SVAMP held-out",
+    "gsm8k_test.jsonl": "GSM8K test",
+}
 HAND = HERE / "policy_hand.jsonl"  # {"set", "row", "label", "note"}: rows read by hand (--hand)
 
 
@@ -44,12 +60,14 @@ def policy_samples(seed: int = 104) -> list[dict]:
     """The draw described in the module doc (deterministic: files in sorted order, one seeded shuffle per pool)."""
     pools: dict[tuple[str, int], dict[tuple[str, str], dict]] = {}
     for path in sorted(RUNS.glob("*/eval/step-*/samples.jsonl.gz")):
+        if path.parts[-4] not in SOURCES or path.parts[-4] in STEP0_ONLY and path.parts[-2] != "step-0":
+            continue
         with gzip.open(path, "rt") as f:
             for line in f:
                 s = json.loads(line)
                 name = set_of(s["dataset"])
-                if name is None or (s["correct_lenient"] and not s["correct"]):
-                    continue  # the strict rule rejects what the lenient one accepts: the judges disagree
+                if name is None or s["correct"] != s["correct_lenient"]:
+                    continue  # the strict and the lenient rule disagree
                 label = int(bool(s["correct"]))
                 row = {
                     "question": s["question"],
@@ -75,8 +93,13 @@ def college(n: int, seed: int = 104) -> list[dict]:
     random.Random(seed).shuffle(problems)
     out = ROOT / "runs" / "verifyrm-policy-college"
     out.mkdir(parents=True, exist_ok=True)
-    data = out / "problems.jsonl"
-    data.write_text("".join(json.dumps({"question": q, "answer": a}) + "\n" for q, a in problems[:n]))
+    data, text = (
+        out / "problems.jsonl",
+        "".join(json.dumps({"question": q, "answer": a}) + "\n" for q, a in problems[:n]),
+    )
+    if data.is_file() and data.read_text() != text:  # `cooper eval` would resume another draw's samples
+        raise SystemExit(f"{out} holds another draw of problems (not N = {n}): remove it, or ask for its N")
+    data.write_text(text)
     cmd = [sys.executable, "-m", "cooper_rl.cli", "eval", "--model", "smollm2-135m-instruct", "--datasets", str(data)]
     cmd += ["--k", "4", "--max_new_tokens", "512", "--batch_size", "32", "--seed", str(seed), "--output_dir", str(out)]
     subprocess.run(cmd, check=True, cwd=ROOT)  # resumes where it stopped
@@ -84,7 +107,9 @@ def college(n: int, seed: int = 104) -> list[dict]:
     rows = []
     for s in samples:
         label = int(bool(s["correct"]))
-        kind = "correct" if label else ("wrong, boxed" if s["extracted"] is not None else "wrong, no final answer")
+        kind = (
+            "correct" if label else ("wrong, an answer read" if s["extracted"] is not None else "wrong, no answer read")
+        )
         rows.append(
             {
                 "question": s["question"],
