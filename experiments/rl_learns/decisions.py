@@ -1,6 +1,7 @@
 """The pre-registered decisions of issue 67 (predictions.md), judged from the comparison's numbers: the regime's
 pick (the sweep) and its §3 target, §4 (the collapse mechanism, by intervention), §5 (the comparison's targets and
-predictions) and issue 106's (verifier_kept.py). Each waits for its seeds; none is judged on fewer than it names."""
+predictions) and issue 106's (verifier_kept.py). Each waits for its seeds; none is judged on fewer than it names (but
+issue 106's target 1, which holds only in every seed: one finished seed's miss decides it)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Issue 106's pre-registered judgement (predictions.md, "Cooper whose RM stays a verifier" and its second variant):
 each variant of the RM update against `cooper_paper`, from comparison.py's comparison of seeds 0-2 (the judgement waits
-until the variant and cooper_paper have all three; seeds added later for the headline do not change it).
+until the variant and cooper_paper have all three, except that a finished seed that misses target 1 decides that target,
+and so the variant's defeat, at once; seeds added later for the headline do not change it).
 
 Targets (both variants):
   1. the labelled set's wrong rows the RM accepts stay <= its step-0 share + 2 points at every evaluation, every seed;
@@ -52,9 +53,29 @@ def target1(variant: dict) -> dict:
 
 
 def judge_variant(name: str, c: dict) -> dict | None:
-    """The targets and predictions of one variant, or None until it and cooper_paper have seeds 0-2 finished. A
-    number that rests on fewer than the 3 seeds (a seed's RM scores or samples missing) is None: undetermined."""
+    """The targets and predictions of one variant, or None until it and cooper_paper have seeds 0-2 finished (or
+    sooner, target 1 alone: missed, once a finished seed misses it). A number that rests on fewer than the 3 seeds (a
+    seed's RM scores or samples missing) is None: undetermined."""
     v, paper = c.get(name), c.get("cooper_paper")
+    if v and v["seeds"] != SEEDS and (missed := [s for s, x in target1(v).items() if x["met"] is False]):
+        # target 1 holds only in every seed: one finished seed that misses it decides it, and so the decision (a
+        # variant that misses a target cannot become the default); the other targets wait for the three seeds
+        return {
+            "seeds": v["seeds"],
+            "target_1_by_seed": target1(v),
+            "missed_before_3_seeds": missed,
+            "auroc_end": None,
+            "auroc_end_paper": None,
+            "mean_of_sets_minus_paper": None,
+            "collapsed": v["collapsed"],
+            "targets": {
+                "1_wrong_accepted_held": False,
+                "2_auroc_not_below_paper": None,
+                "3_no_collapse_within_2": None,
+            },
+            "all_targets_met": False,
+            "predictions": {"seeds_meeting_target_1": None, "wrong_accepted_end_mean": None, "prediction_1": None},
+        }
     if not v or not paper or v["seeds"] != SEEDS or paper["seeds"] != SEEDS:
         return None
 
@@ -88,7 +109,8 @@ def judge_variant(name: str, c: dict) -> dict | None:
         lo, hi = p["right_rejected_end"]
         predictions["right_rejected_end_mean"] = err["right_rejected"]
         predictions["right_rejected_above_paper_at_most_20"] = err_paper["right_rejected"] < err["right_rejected"] <= hi  # fmt: skip
-    met = all(targets.values())
+    # every target met: True; one missed: False (whatever the others); otherwise undetermined
+    met = False if False in targets.values() else True if all(targets.values()) else None
     return {
         "seeds": v["seeds"],
         "target_1_by_seed": t1,
@@ -97,7 +119,7 @@ def judge_variant(name: str, c: dict) -> dict | None:
         "mean_of_sets_minus_paper": diff,
         "collapsed": v["collapsed"],
         "targets": targets,
-        "all_targets_met": met if None not in targets.values() else None,
+        "all_targets_met": met,
         "predictions": predictions,
     }
 
@@ -159,6 +181,12 @@ def table(c: dict, hack: dict | None = None, judged: dict | None = None) -> str:
             continue
         t = v["targets"]
         said = {None: "undetermined", True: "met", False: "missed"}
+        if early := v.get("missed_before_3_seeds"):
+            lines.append(
+                f"- `{name}`: target 1 missed in seed{'s' * (len(early) > 1)} {', '.join(map(str, early))} before seeds "
+                "0-2 finished (it holds only in every seed): it cannot become the default; targets 2 and 3 not judged."
+            )
+            continue
         lines.append(
             f"- `{name}`: target 1 {said[t['1_wrong_accepted_held']]}, target 2 (AUROC {fmt(v['auroc_end'], '{:.3f}')} against "
             f"cooper_paper's {fmt(v['auroc_end_paper'], '{:.3f}')}) {said[t['2_auroc_not_below_paper']]}, target 3 (mean of sets "

@@ -877,6 +877,41 @@ def test_issue_106s_judgement_follows_its_pre_registration():
     assert kept.judge(c)["cooper_rehearsal"]["targets"]["2_auroc_not_below_paper"] is None
 
 
+def test_issue_106s_variant_that_misses_target_1_in_a_finished_seed_is_out_before_its_third():
+    """Target 1 holds only in every seed: a finished seed that misses it decides it (and the variant cannot become the
+    default) while its other seeds run; the other variant can then be named the default alone. Finished seeds that
+    meet it decide nothing. A missed target with others undetermined is all_targets_met False, not undetermined."""
+    kept = load_script("verifier_kept", HERE)
+    settings = yaml.safe_load((HERE / "settings.yaml").read_text())
+    paper = _arm({s: {0: 6.0, 25: 12.0, 50: 17.0} for s in (0, 1, 2)}, 0.986, 11.8)
+    held = {s: {0: 6.0, 25: 6.5, 50: 5.0} for s in (0, 1, 2)}
+    c = {"cooper_paper": paper, "cooper_rehearsal": _arm({0: {0: 6.0, 25: 27.7, 50: 8.6}, 1: {0: 6.0, 25: 7.0, 50: 7.9}}, 0.99, 11.0)}  # fmt: skip
+    j = kept.judge(c)
+    assert j["cooper_rehearsal"]["all_targets_met"] is False and j["cooper_rehearsal"]["missed_before_3_seeds"] == [0]
+    assert j["cooper_rehearsal"]["target_1_by_seed"][1]["met"] and j["cooper_rehearsal"]["target_1_by_seed"][2]["met"] is None  # fmt: skip
+    assert j["default"] == "waiting for 3 seeds of cooper_recal"
+    c["cooper_recal"] = _arm(held, 0.99, 11.0)
+    j = kept.judge(c)
+    assert j["default"] == "cooper_recal" and j["cooper_recal"]["all_targets_met"]
+    text = kept.table(c)
+    assert "- `cooper_rehearsal`: target 1 missed in seed 0 before seeds 0-2 finished" in text
+    assert "- The default of `--reward cooper` by the decision rule: cooper_recal." in text
+    # the headline: the variant that met its targets joins (rehearsal is in settings.yaml's `headline` whatever its
+    # outcome, as pre-registered); from the shipped RM: cooper_paper and the default
+    plan = run.headline_plan(settings | {"headline": ["rule", "cooper_paper"]}, j)
+    assert plan == [(n, s) for s in (3, 4) for n in ("rule", "cooper_paper", "cooper_recal")]
+    assert [n for n, _ in run.shipped_plan(settings, j)] == ["cooper_paper_shipped", "cooper_recal_shipped"]
+    # a partial variant whose finished seeds meet target 1 still waits
+    c["cooper_rehearsal"] = _arm({0: held[0], 1: held[1]}, 0.99, 11.0)
+    assert kept.judge(c)["cooper_rehearsal"] is None and kept.judge(c)["default"].startswith("waiting")
+    # three seeds, target 1 missed, AUROC resting on 2 seeds (undetermined): missed overall, not undetermined
+    c["cooper_rehearsal"] = _arm({**held, 1: {0: 6.0, 25: 9.0, 50: 5.0}}, 0.99, 11.0)
+    c["cooper_rehearsal"]["rm_auroc_seeds_by_step"]["50"] = 2
+    j = kept.judge(c)
+    assert j["cooper_rehearsal"]["targets"]["2_auroc_not_below_paper"] is None
+    assert j["cooper_rehearsal"]["all_targets_met"] is False and j["default"] == "cooper_recal"
+
+
 def test_issue_106s_tie_break_names_the_variant_with_fewer_wrong_rows_accepted_at_the_end():
     """Both variants meet targets 1-3: the decision rule's tie-break, the lower mean share of wrong rows accepted at
     step 50, names the default, whichever variant it is."""
