@@ -32,13 +32,14 @@ if [ ! -f $OUT/train_metrics.json ]; then
 fi
 # the record of the RM the finished runs used is kept: a rebuild's record goes beside it (*_rebuilt.json)
 rec=$R/train_weak_s0.json
-# (compared without the timings and on the fields both records have, in its config too: a bit-identical rebuild on a
-# slower machine, or by a newer cooper that records more fields, e.g. lora_rank, is the same RM)
+# (compared on the record's fields but the timings, in its config too: a bit-identical rebuild on a slower machine, or
+# by a newer cooper that records more fields, e.g. lora_rank, is the same RM; one that lacks a field is not; lists such
+# as eval_history compare whole)
 same() { .venv/bin/python -c '
 import json, sys
-def same(a, b):
-    keys = {k for k in set(a) & set(b) if "_seconds" not in k}
-    return all(same(a[k], b[k]) if isinstance(a[k], dict) and isinstance(b[k], dict) else a[k] == b[k] for k in keys)
+def same(a, b):  # b: the record; a field of it that the rebuild lacks is a difference
+    keys = {k for k in b if "_seconds" not in k}
+    return keys <= set(a) and all(same(a[k], b[k]) if isinstance(a[k], dict) and isinstance(b[k], dict) else a[k] == b[k] for k in keys)
 sys.exit(not same(json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))))' "$@"; }
 if [ ! -f $rec ]; then cp $OUT/train_metrics.json $rec; elif ! same $OUT/train_metrics.json $rec; then cp $OUT/train_metrics.json ${rec%.json}_rebuilt.json; fi
 for E in heldout robustness; do

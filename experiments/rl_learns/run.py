@@ -156,7 +156,12 @@ def shipped_plan(settings: dict, decision: dict) -> list[tuple[str, int]]:
     if pick is None:
         ends = {v: decision[v]["predictions"]["wrong_accepted_end_mean"] for v in variants}
         if None in ends.values():
-            sys.exit(f"issue 106's tie-break needs both variants' mean wrong rows accepted at step 50: {ends}")
+            early = [v for v in variants if decision[v].get("missed_before_3_seeds")]
+            sys.exit(
+                f"issue 106's tie-break (neither variant met its targets) needs both variants' mean wrong rows accepted "
+                f"at step 50: {ends}"
+                + (f"; finish seeds 0-2 of {', '.join(early)} and rerun report.py" if early else "")
+            )
         pick = min(variants, key=lambda v: ends[v])
     names = ("cooper_paper_shipped", f"{pick}_shipped")
     return [(n, s) for n in names for s in settings["conditions"][n]["seeds"]]

@@ -57,7 +57,9 @@ def judge_variant(name: str, c: dict) -> dict | None:
     sooner, target 1 alone: missed, once a finished seed misses it). A number that rests on fewer than the 3 seeds (a
     seed's RM scores or samples missing) is None: undetermined."""
     v, paper = c.get(name), c.get("cooper_paper")
-    if v and v["seeds"] != SEEDS and (missed := [s for s, x in target1(v).items() if x["met"] is False]):
+    waits = not v or not paper or v["seeds"] != SEEDS or paper["seeds"] != SEEDS
+    pre = all(x is None or set(x["seeds"]) <= set(SEEDS) for x in (v, paper))  # not the headline's seeds 0-4
+    if v and waits and pre and (missed := [s for s, x in target1(v).items() if x["met"] is False]):
         # target 1 holds only in every seed: one finished seed that misses it decides it, and so the decision (a
         # variant that misses a target cannot become the default); the other targets wait for the three seeds
         return {
@@ -76,7 +78,7 @@ def judge_variant(name: str, c: dict) -> dict | None:
             "all_targets_met": False,
             "predictions": {"seeds_meeting_target_1": None, "wrong_accepted_end_mean": None, "prediction_1": None},
         }
-    if not v or not paper or v["seeds"] != SEEDS or paper["seeds"] != SEEDS:
+    if waits:
         return None
 
     def all3(x, n):  # x where it rests on the 3 seeds
@@ -87,9 +89,9 @@ def judge_variant(name: str, c: dict) -> dict | None:
     end, end_paper = (all3(x["end"]["mean of sets"], (x["end"]["mean of sets"] or {}).get("n_seeds")) for x in (v, paper))  # fmt: skip
     diff = end["mean"] - end_paper["mean"] if end and end_paper else None
     err, err_paper = (all3(_end(x["rm_errors_by_step"]), (_end(x["rm_errors_by_step"]) or {}).get("n_seeds")) for x in (v, paper))  # fmt: skip
-    known = all(x["met"] is not None for x in t1.values())
-    targets = {
-        "1_wrong_accepted_held": all(x["met"] for x in t1.values()) if known else None,
+    met1 = [x["met"] for x in t1.values()]
+    targets = {  # target 1: one seed's miss decides it; otherwise every seed must be known
+        "1_wrong_accepted_held": False if False in met1 else None if None in met1 else True,
         "2_auroc_not_below_paper": auc >= auc_paper if auc is not None and auc_paper is not None else None,
         "3_no_collapse_within_2": (not v["collapsed"] and abs(diff) <= WITHIN) if diff is not None else None,
     }

@@ -1,5 +1,5 @@
 """Does a VerifyRM accept a final answer that is a prefix of the reference? Issue 15's `model_strong` policy found
-that the rebuilt strong RM pays ~1.0 for answers like 2 for 20 or 8 for 828 (docs/RESULTS.md); the robustness suite
+that the rebuilt strong RM pays ~1.0 for answers like 2 for 20 or 8 for 828 (experiments/reward_hacking/README.md); the robustness suite
 has no such category (its near misses are N +- 1 or +- 10 %). This writes a probe set from the suite's correct
 `fmt:boxed` and `fmt:hash` rows (GSM8K test 101-200: evaluation data, never trained on) with integer references of
 2+ digits, their final answer replaced (the reasoning above it untouched, as in trap:echo_reference) by:

@@ -883,7 +883,8 @@ def test_issue_106s_variant_that_misses_target_1_in_a_finished_seed_is_out_befor
     meet it decide nothing. A missed target with others undetermined is all_targets_met False, not undetermined."""
     kept = load_script("verifier_kept", HERE)
     settings = yaml.safe_load((HERE / "settings.yaml").read_text())
-    paper = _arm({s: {0: 6.0, 25: 12.0, 50: 17.0} for s in (0, 1, 2)}, 0.986, 11.8)
+    paper_seeds = {s: {0: 6.0, 25: 12.0, 50: 17.0} for s in (0, 1, 2)}
+    paper = _arm(paper_seeds, 0.986, 11.8)
     held = {s: {0: 6.0, 25: 6.5, 50: 5.0} for s in (0, 1, 2)}
     c = {"cooper_paper": paper, "cooper_rehearsal": _arm({0: {0: 6.0, 25: 27.7, 50: 8.6}, 1: {0: 6.0, 25: 7.0, 50: 7.9}}, 0.99, 11.0)}  # fmt: skip
     j = kept.judge(c)
@@ -910,6 +911,12 @@ def test_issue_106s_variant_that_misses_target_1_in_a_finished_seed_is_out_befor
     j = kept.judge(c)
     assert j["cooper_rehearsal"]["targets"]["2_auroc_not_below_paper"] is None
     assert j["cooper_rehearsal"]["all_targets_met"] is False and j["default"] == "cooper_recal"
+    # one seed missed and another's step-25 scores missing: target 1 missed, not undetermined
+    c["cooper_rehearsal"] = _arm({0: held[0], 1: {0: 6.0, 25: 9.0, 50: 5.0}, 2: {0: 6.0, 50: 6.0}}, 0.99, 11.0)
+    assert kept.judge(c)["cooper_rehearsal"]["targets"]["1_wrong_accepted_held"] is False
+    # the variant's three seeds in, cooper_paper's not: its target-1 miss is judged (it does not involve cooper_paper)
+    c = {"cooper_paper": _arm({0: paper_seeds[0]}, 0.986, 11.8), "cooper_rehearsal": c["cooper_rehearsal"]}
+    assert kept.judge(c)["cooper_rehearsal"]["missed_before_3_seeds"] == [1]
 
 
 def test_issue_106s_tie_break_names_the_variant_with_fewer_wrong_rows_accepted_at_the_end():

@@ -185,7 +185,7 @@ class RLConfig:
             "problem's `solution`, final line in the prompt's \\boxed{} format, as cooper sft trains on it) as the "
             "positive, paired with every negative kind (mined: that prompt's confidently wrong rollout the RM scores "
             "highest). Keeps the RM corrected where the policy fails; with rollout positives only, Cooper's updates "
-            "vanish as the policy collapses (docs/RESULTS.md)."
+            "vanish as the policy collapses (experiments/reward_hacking/README.md)."
         },
     )
     monitor_window: int = field(
