@@ -95,9 +95,10 @@ def _to_problem(row, rownum: int, name: str, source: str, stem: str, qf: str, af
 
 
 def read_records(path: Path):
-    """Yield (row number, row or DataError) for a .jsonl (1-based line numbers), .json or .parquet file."""
+    """Yield (row number, row or DataError) for a .jsonl (1-based line numbers; .jsonl.gz too), .json or .parquet
+    file."""
     suffix = path.suffix.lower()
-    if suffix == ".jsonl":
+    if suffix == ".jsonl" or path.name.lower().endswith(".jsonl.gz"):
         yield from iter_jsonl(path, errors="yield")
     elif suffix == ".json":
         try:
@@ -114,7 +115,7 @@ def read_records(path: Path):
 
         yield from enumerate(pq.read_table(path).to_pylist(), 1)
     else:
-        raise DataError(f"{path}: unsupported file type '{suffix}' (use .jsonl, .json or .parquet)")
+        raise DataError(f"{path}: unsupported file type '{suffix}' (use .jsonl, .jsonl.gz, .json or .parquet)")
 
 
 def _collect(rows, name: str, source: str, stem: str, qf, af, limit, skip_invalid: bool) -> LoadResult:

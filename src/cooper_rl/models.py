@@ -33,6 +33,9 @@ EMBEDDED = {
 # the shipped VerifyRM's files (cooper_rl/assets/verifyrm) and how to make them anew
 VERIFYRM_FILES = ("adapter_config.json", "adapter_model.safetensors", "cooper_rm.json", "SHA256SUMS")
 VERIFYRM_REBUILD = "bash experiments/verifyrm/shipped/round8.sh (in a clone of the repository; docs/VERIFYRM.md)"
+# --rm_recalibrate auto's known negatives: issue 106's (experiments/rl_learns/known_negatives.py builds them: wrong
+# completions of GSM8K-style training questions by SmolLM2-135M-Instruct and its warm-up, labelled by the rule)
+KNOWN_NEGATIVES = Path(__file__).parent / "assets" / "known_negatives.jsonl.gz"
 _GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _MARKER = "cooper_model.json"
 

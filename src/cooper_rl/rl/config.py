@@ -114,12 +114,13 @@ class RLConfig:
         default=1.0, metadata={"help": "Weight of the rehearsed rows' mean BCE beside the pairs' mean loss."}
     )
     rm_recalibrate: str | None = field(
-        default=None,
+        default="auto",
         metadata={
             "help": "Beyond the paper: labelled rows whose label-0 rows are known negatives (e.g. other models' wrong "
             "completions of training questions, labelled by the rule); after each RM update the RM's threshold "
             "rises just enough that it accepts no more of them than the starting RM did; the ranking is untouched "
-            "(cooper/recalibration.py). Off (None) by default."
+            "(cooper/recalibration.py). auto (default, issue 106's decision): the known negatives shipped with "
+            "cooper (GSM8K-style wrong solutions), unless --rm_rehearsal is given; none: off, the paper's Cooper."
         },
     )
     rm_recalibrate_rows: int = field(
@@ -471,6 +472,8 @@ class RLConfig:
             raise ValueError(f"--scale_rewards must be group, batch or none (got {self.scale_rewards!r})")
         if self.warmup_steps and self.lr_scheduler_type == "constant":  # transformers would ignore the warm-up
             raise ValueError("--warmup_steps needs --lr_scheduler_type constant_with_warmup (or linear, cosine, ...)")
+        if isinstance(self.rm_recalibrate, str) and self.rm_recalibrate.strip().lower() in ("", "none"):
+            self.rm_recalibrate = None  # off: recorded as null, as runs before the option was the default
         if self.rm_binary_reward and self.reward == "rule":
             raise ValueError("--rm_binary_reward is an RM option: it needs --reward model or cooper (got rule)")
         # 'auto' bf16 options become what this machine runs natively; rl_config.json records the resolved values

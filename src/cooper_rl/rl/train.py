@@ -124,6 +124,16 @@ def _rm_device() -> str:
     return f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"
 
 
+def recalibration_source(cfg: RLConfig) -> str | None:
+    """The known negatives the co-optimized RM's threshold is recalibrated on (--rm_recalibrate), or None: auto is
+    the file shipped with cooper (issue 106's decision), unless rehearsal keeps the RM calibrated instead."""
+    if cfg.rm_recalibrate == "auto":
+        from cooper_rl.models import KNOWN_NEGATIVES
+
+        return None if cfg.rm_rehearsal else str(KNOWN_NEGATIVES)
+    return cfg.rm_recalibrate
+
+
 def build_reward(cfg: RLConfig, checkpoint: str | None = None):
     """The reward callable for cfg.reward; in cooper mode the RM (and its state) comes from `checkpoint` if given."""
     from cooper_rl.cooper.reward_model import VerifyRM
@@ -153,7 +163,8 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
         source = str(Path(checkpoint) / RM_DIR)
         if not (Path(source) / RM_STATE).is_file():
             raise FileNotFoundError(f"{checkpoint} has no {RM_DIR}/{RM_STATE}: it was not written by a cooper-mode run")
-    if cfg.rm_rehearsal and cfg.rm_recalibrate:  # rehearsal would fit the offset's logits and recalibration move it
+    recalibrate = recalibration_source(cfg)
+    if cfg.rm_rehearsal and recalibrate:  # rehearsal would fit the offset's logits and recalibration move it
         raise ValueError("--rm_rehearsal and --rm_recalibrate are two ways of keeping the RM calibrated: use one")
     if cfg.rm_train_params not in ("auto", "adapter", "all"):
         raise ValueError(f"rm_train_params must be auto, adapter or all, got {cfg.rm_train_params!r}")
@@ -185,10 +196,8 @@ def build_reward(cfg: RLConfig, checkpoint: str | None = None):
         )
         if cfg.rm_rehearsal
         else None,
-        recalibration=Recalibration(
-            load_rm_rows(cfg.rm_recalibrate), cfg.rm_recalibrate_rows, cfg.seed, cfg.rm_recalibrate
-        )
-        if cfg.rm_recalibrate
+        recalibration=Recalibration(load_rm_rows(recalibrate), cfg.rm_recalibrate_rows, cfg.seed, recalibrate)
+        if recalibrate
         else None,
         monitor=monitor,
         batch_size=cfg.rm_batch_size,
