@@ -150,3 +150,38 @@ def test_rehearsal_and_recalibration_are_not_combined(assets, tmp_path):
     cfg = config(assets, tmp_path / "run", "cooper", rm_rehearsal=str(data), rm_recalibrate=str(data))
     with pytest.raises(ValueError, match="use one"):
         run_rl(cfg)
+
+
+def test_auto_is_the_shipped_known_negatives_unless_rehearsal_or_none(tmp_path):
+    """--rm_recalibrate auto (the default since issue 106's decision) resolves to the known negatives shipped in the
+    package, which are issue 106's build (the experiment's file, gzipped); rehearsal turns auto off; none (any case)
+    is off and recorded as null; a FILE is taken as given."""
+    import gzip
+    import hashlib
+    from pathlib import Path
+
+    from cooper_rl.models import KNOWN_NEGATIVES
+    from cooper_rl.rl.config import RLConfig
+    from cooper_rl.rl.train import recalibration_source
+    from cooper_rl.rm.data import load_rm_rows
+
+    assert RLConfig().rm_recalibrate == "auto" and recalibration_source(RLConfig()) == str(KNOWN_NEGATIVES)
+    root = Path(__file__).resolve().parents[2] / "experiments/rl_learns/data"
+    stats = json.loads((root / "known_negatives.jsonl.stats.json").read_text())
+    assert hashlib.sha256(gzip.decompress(KNOWN_NEGATIVES.read_bytes())).hexdigest() == stats["sha256"]
+    assert sum(1 - r["label"] for r in load_rm_rows(str(KNOWN_NEGATIVES))) == stats["negatives"]
+    assert recalibration_source(RLConfig(rm_rehearsal="rows.jsonl")) is None
+    for off in ("none", "None", ""):
+        assert RLConfig(rm_recalibrate=off).rm_recalibrate is None
+    assert recalibration_source(RLConfig(rm_recalibrate=str(tmp_path / "x.jsonl"))) == str(tmp_path / "x.jsonl")
+
+
+def test_the_small_cpu_preset_keeps_the_papers_cooper():
+    """configs/rl_cpu_small.yaml, the preset of the committed experiments (issues 5, 15, 67), sets none: their runs
+    and reruns stay the paper's Cooper whatever the default."""
+    from pathlib import Path
+
+    import yaml
+
+    preset = yaml.safe_load((Path(__file__).resolve().parents[2] / "configs/rl_cpu_small.yaml").read_text())
+    assert preset["rm_recalibrate"] == "none"
