@@ -59,12 +59,13 @@ def judge_variant(name: str, c: dict) -> dict | None:
     v, paper = c.get(name), c.get("cooper_paper")
     waits = not v or not paper or v["seeds"] != SEEDS or paper["seeds"] != SEEDS
     pre = all(x is None or set(x["seeds"]) <= set(SEEDS) for x in (v, paper))  # not the headline's seeds 0-4
-    if v and waits and pre and (missed := [s for s, x in target1(v).items() if x["met"] is False]):
+    t1 = target1(v) if v else {}
+    if waits and pre and (missed := [s for s, x in t1.items() if x["met"] is False]):
         # target 1 holds only in every seed: one finished seed that misses it decides it, and so the decision (a
         # variant that misses a target cannot become the default); the other targets wait for the three seeds
         return {
             "seeds": v["seeds"],
-            "target_1_by_seed": target1(v),
+            "target_1_by_seed": t1,
             "missed_before_3_seeds": missed,
             "auroc_end": None,
             "auroc_end_paper": None,
@@ -84,7 +85,6 @@ def judge_variant(name: str, c: dict) -> dict | None:
     def all3(x, n):  # x where it rests on the 3 seeds
         return x if x is not None and n == len(SEEDS) else None
 
-    t1 = target1(v)
     auc, auc_paper = (all3(_end(x["rm_auroc_by_step"]), _end(x.get("rm_auroc_seeds_by_step"))) for x in (v, paper))
     end, end_paper = (all3(x["end"]["mean of sets"], (x["end"]["mean of sets"] or {}).get("n_seeds")) for x in (v, paper))  # fmt: skip
     diff = end["mean"] - end_paper["mean"] if end and end_paper else None
