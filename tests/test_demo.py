@@ -29,6 +29,11 @@ def test_cooper_activity_sums_the_steps():
     assert a["invalid"] == {"still_correct": 1, "no_positive": 2} and a["rm_fooled_rate_mean"] == 0.5
     assert a["valid_by_kind"] == {"corrupt": 1, "mined": 1}
     assert (a["rule_accuracy_first"], a["rule_accuracy_last"], a["rule_accuracy_mean"]) == (0.25, 0.5, 0.375)
+    assert a["rm_offset"] is None and a["recalibrate_seconds"] == 0.0  # no recalibration in these rows
+    rows[0] |= {"rm/recal_offset": 0.5, "time/recalibrate": 2.0}
+    rows[1] |= {"rm/recal_offset": 0.75, "time/recalibrate": 3.0}
+    a = cooper_activity(rows)
+    assert a["rm_offset"] == 0.75 and a["recalibrate_seconds"] == 5.0  # the last total offset, the summed time
 
 
 def test_demo_runs_the_whole_pipeline(assets, tmp_path, monkeypatch, one_thread, capsys):
