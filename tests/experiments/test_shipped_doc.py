@@ -82,6 +82,16 @@ def test_round_8s_decision_rule_keeps_an_rm_that_misses_the_long_check():
     assert lines[-1].endswith("the shipped RM stays.")
 
 
+def test_the_rank_32_rule_holds_the_latex_suite_to_round_7s_mean_minus_half_a_point():
+    decide = load_script("decide", EXPERIMENTS / "verifyrm" / "shipped")
+    lines, decision = decide.decide(RESULTS / "round8", RESULTS / "round8", "rank32")  # round 8 as its own candidate
+    rule = decision["rule"]
+    assert decision["complete"] and rule["heldout"] and rule["robustness"] and rule["long_check"]
+    assert decision["accuracy"]["rank32"]["latex_heldout"] < 94.93 and not rule["latex_heldout"]  # 94.86: below
+    assert not decision["replaces"] and lines[-1].endswith("the shipped RM stays.")
+    assert any(line.startswith("| latex_heldout") and "below 94.93" in line for line in lines)
+
+
 def test_round8_refuses_another_seed_or_rank_without_its_own_results_dir():
     """Its evaluations are named by seed only: a rank-32 RM evaluated into round 8's dir would be skipped as done (the
     shipped RM's numbers reported for it) or overwrite them; nothing runs."""

@@ -1,9 +1,11 @@
-"""Round 8 against its predictions and the decision rule of predictions.md (written before its training): the
-shipped RM and round 8 side by side on every check, each prediction held or not, and whether round 8 replaces the
-shipped files.
+"""A candidate RM against its predictions and the decision rule of predictions.md (each written before its training):
+the shipped RM and the candidate side by side on every check, each prediction held or not, and whether the candidate
+replaces the shipped files. Two rules (RULES): round 8 against the first shipped RM, and rank 32 against round 8.
 
   python experiments/verifyrm/shipped/decide.py [--shipped experiments/verifyrm/results/shipped]
       [--candidate experiments/verifyrm/results/round8]
+  python experiments/verifyrm/shipped/decide.py --rule rank32 --shipped experiments/verifyrm/results/round8 \
+      --candidate experiments/verifyrm/results/round8_r32
 
 Prints a markdown table; writes CANDIDATE/decision.json. Reads the evaluations build.sh committed (summary.json of
 report_v4.py, the scores of the outside checks); a check not scored yet is reported as missing and decides nothing.
@@ -22,11 +24,25 @@ from package import SETS, outside_checks  # noqa: E402
 
 from cooper_rl.io import atomic_write_json  # noqa: E402
 
-# predictions.md, round 8: (low, high) in %, per check; outside checks (accepted low, rejected low)
-PREDICTED_SETS = {"heldout": (99.2, 99.9), "robustness": (98.5, 99.5), "latex_heldout": (93.0, 95.5)}
-PREDICTED_OUTSIDE = {"svamp_cots": (98.0, 98.0), "long_check": (90.0, 90.0)}
+# predictions.md, per rule: the suites' predicted ranges (low, high) in %; the outside checks' (accepted low, rejected
+# low); the rule's floor per suite, points below the shipped RM ("drop") or an absolute accuracy ("floor")
+RULES = {
+    "round8": {  # "Round 8", written 2026-12-07 before its training
+        "label": "round 8",
+        "sets": {"heldout": (99.2, 99.9), "robustness": (98.5, 99.5), "latex_heldout": (93.0, 95.5)},
+        "outside": {"svamp_cots": (98.0, 98.0), "long_check": (90.0, 90.0)},
+        "drop": {"heldout": 0.3, "robustness": 0.3, "latex_heldout": 0.5},
+        "floor": {},
+    },
+    "rank32": {  # "Rank 32: does a larger adapter recover the LaTeX suite?", 2026-12-07 11:45 UTC, before its training
+        "label": "rank 32 (fp16)",
+        "sets": {"heldout": (99.6, 99.9), "robustness": (99.4, 99.9), "latex_heldout": (94.5, 95.5)},
+        "outside": {"long_check": (90.0, 90.0)},
+        "drop": {"heldout": 0.3, "robustness": 0.3},
+        "floor": {"latex_heldout": 94.93},  # round 7's three-seed mean (95.43) - 0.5
+    },
+}
 PREFIX_MAX = 10.0  # % of the probe's prefix rows accepted (last digit dropped; first digit alone)
-RULE_DROP = {"heldout": 0.3, "robustness": 0.3, "latex_heldout": 0.5}  # points below the shipped RM allowed
 
 
 def accuracies(results: Path) -> dict:
@@ -49,25 +65,30 @@ def prefix_accepted(results: Path) -> dict:
     return out
 
 
-def decide(old: Path, new: Path) -> tuple[list[str], dict]:
-    """(markdown lines, decision) of the candidate's evaluations in ``new`` against the shipped RM's in ``old``."""
+def decide(old: Path, new: Path, which: str = "round8") -> tuple[list[str], dict]:
+    """(markdown lines, decision) of the candidate's evaluations in ``new`` against the shipped RM's in ``old``, by
+    RULES[which]."""
+    r8 = RULES[which]
     acc_old, acc_new = accuracies(old), accuracies(new)
     out_old, out_new = outside_checks(old), outside_checks(new)
     pre_old, pre_new = prefix_accepted(old), prefix_accepted(new)
-    lines = ["| check | shipped | round 8 | predicted | prediction | rule |", "|---|---|---|---|---|---|"]
+    lines = [f"| check | shipped | {r8['label']} | predicted | prediction | rule |", "|---|---|---|---|---|---|"]
     rule, held = {}, {}
-    for s, (lo, hi) in PREDICTED_SETS.items():
+    for s, (lo, hi) in r8["sets"].items():
         if s not in acc_new:
             lines.append(f"| {s} | {acc_old[s]:.1f} | missing | {lo}–{hi} | - | - |")
             continue
         held[s] = lo <= round(acc_new[s], 1) <= hi
-        rule[s] = acc_new[s] >= acc_old[s] - RULE_DROP[s] - 1e-9
+        if s in r8["floor"]:
+            rule[s], why = acc_new[s] >= r8["floor"][s] - 1e-9, f"below {r8['floor'][s]}"
+        else:
+            rule[s], why = acc_new[s] >= acc_old[s] - r8["drop"][s] - 1e-9, f"more than {r8['drop'][s]} below"
         lines.append(
             f"| {s} | {acc_old[s]:.1f} | {acc_new[s]:.1f} | {lo}–{hi} | {'held' if held[s] else 'missed'} "
-            f"| {'ok' if rule[s] else f'more than {RULE_DROP[s]} below'} |"
+            f"| {'ok' if rule[s] else why} |"
         )
-    for name in PREDICTED_OUTSIDE:  # the checks round 8's rule named (later ones: the card and docs report them)
-        a_lo, r_lo = PREDICTED_OUTSIDE[name]
+    for name in r8["outside"]:  # the checks the rule's predictions named (later ones: the card and docs report them)
+        a_lo, r_lo = r8["outside"][name]
         o = out_old.get(name)
         shipped = f"{100 * o[1]:.1f} / {100 * o[2]:.1f}" if o else "missing"
         if name not in out_new:
@@ -91,16 +112,18 @@ def decide(old: Path, new: Path) -> tuple[list[str], dict]:
         )
     else:
         lines.append("| prefix probe | - | missing | - | - | - |")
-    complete = set(rule) == {*PREDICTED_SETS, "long_check", "prefix_probe"}
+    complete = set(rule) == {*r8["sets"], "long_check", "prefix_probe"}
     replaces = complete and all(rule.values())
     verdict = (
-        ("round 8 replaces the shipped files" if replaces else "the shipped RM stays") if complete else "undecided"
+        (f"{r8['label']} replaces the shipped files" if replaces else "the shipped RM stays")
+        if complete
+        else "undecided"
     )
     lines += ["", f"Decision rule (predictions.md): {verdict}."]
     decision = {"complete": complete, "replaces": replaces, "rule": rule, "predictions_held": held,
-                "accuracy": {"shipped": acc_old, "round8": acc_new},
-                "outside": {"shipped": out_old, "round8": out_new},
-                "prefix_accepted": {"shipped": pre_old, "round8": pre_new}}  # fmt: skip
+                "accuracy": {"shipped": acc_old, which: acc_new},
+                "outside": {"shipped": out_old, which: out_new},
+                "prefix_accepted": {"shipped": pre_old, which: pre_new}}  # fmt: skip
     return lines, decision
 
 
@@ -108,8 +131,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shipped", default="experiments/verifyrm/results/shipped")
     ap.add_argument("--candidate", default="experiments/verifyrm/results/round8")
+    ap.add_argument(
+        "--rule", choices=sorted(RULES), default="round8", help="whose pre-registered rule (predictions.md)"
+    )
     args = ap.parse_args()
-    lines, decision = decide(Path(args.shipped), Path(args.candidate))
+    lines, decision = decide(Path(args.shipped), Path(args.candidate), args.rule)
     print("\n".join(lines))
     atomic_write_json(Path(args.candidate) / "decision.json", decision)
 
