@@ -367,6 +367,12 @@ def run_demo(cfg: DemoConfig) -> dict:
         )
     else:
         hack_lines = "\n(the committed issue-67 rollouts are in a clone of the repository: not found here)\n"
+    recal = (
+        f"; threshold recalibrated on known negatives: logit offset {activity['rm_offset']:+.3f} "
+        f"({activity['recalibrate_seconds']:.0f} s)"
+        if activity["rm_offset"] is not None
+        else ""
+    )
     print(
         f"\n== cooper demo: {cfg.rl_steps} RL steps, {cfg.n_problems} built-in test problems x {cfg.k} samples ==\n"
         f"{'':<34}{'before':>10}{'after':>10}\n"
@@ -375,14 +381,7 @@ def run_demo(cfg: DemoConfig) -> dict:
         f"{'RM accuracy, held-out rows':<34}{_pct(rm_before['accuracy']):>10}{_pct(rm_after['accuracy']):>10}\n"
         f"{'RM fooled rate, held-out wrong':<34}{_pct(rm_before['fooled_rate']):>10}{_pct(rm_after['fooled_rate']):>10}\n"
         f"Cooper step: {activity['valid_pairs']} valid pairs of {activity['pairs_tried']} tried in "
-        f"{activity['rm_updates']} RM updates (valid negatives: {kinds}; invalid: {inv})"
-        + (
-            f"; threshold recalibrated on known negatives: logit offset {activity['rm_offset']:+.3f} "
-            f"({activity['recalibrate_seconds']:.0f} s)"
-            if activity["rm_offset"] is not None
-            else ""
-        )
-        + "\n"
+        f"{activity['rm_updates']} RM updates (valid negatives: {kinds}; invalid: {inv}){recal}\n"
         f"rollouts: rule accuracy {_pct(activity['rule_accuracy_mean'])} (first batch "
         f"{_pct(activity['rule_accuracy_first'])}, last {_pct(activity['rule_accuracy_last'])}); "
         f"RM-fooled rate {_pct(activity['rm_fooled_rate_mean'])}; warm-up "

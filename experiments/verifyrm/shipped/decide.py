@@ -68,27 +68,27 @@ def prefix_accepted(results: Path) -> dict:
 def decide(old: Path, new: Path, which: str = "round8") -> tuple[list[str], dict]:
     """(markdown lines, decision) of the candidate's evaluations in ``new`` against the shipped RM's in ``old``, by
     RULES[which]."""
-    r8 = RULES[which]
+    spec = RULES[which]
     acc_old, acc_new = accuracies(old), accuracies(new)
     out_old, out_new = outside_checks(old), outside_checks(new)
     pre_old, pre_new = prefix_accepted(old), prefix_accepted(new)
-    lines = [f"| check | shipped | {r8['label']} | predicted | prediction | rule |", "|---|---|---|---|---|---|"]
+    lines = [f"| check | shipped | {spec['label']} | predicted | prediction | rule |", "|---|---|---|---|---|---|"]
     rule, held = {}, {}
-    for s, (lo, hi) in r8["sets"].items():
+    for s, (lo, hi) in spec["sets"].items():
         if s not in acc_new:
             lines.append(f"| {s} | {acc_old[s]:.1f} | missing | {lo}–{hi} | - | - |")
             continue
         held[s] = lo <= round(acc_new[s], 1) <= hi
-        if s in r8["floor"]:
-            rule[s], why = acc_new[s] >= r8["floor"][s] - 1e-9, f"below {r8['floor'][s]}"
+        if s in spec["floor"]:
+            rule[s], why = acc_new[s] >= spec["floor"][s] - 1e-9, f"below {spec['floor'][s]}"
         else:
-            rule[s], why = acc_new[s] >= acc_old[s] - r8["drop"][s] - 1e-9, f"more than {r8['drop'][s]} below"
+            rule[s], why = acc_new[s] >= acc_old[s] - spec["drop"][s] - 1e-9, f"more than {spec['drop'][s]} below"
         lines.append(
             f"| {s} | {acc_old[s]:.1f} | {acc_new[s]:.1f} | {lo}–{hi} | {'held' if held[s] else 'missed'} "
             f"| {'ok' if rule[s] else why} |"
         )
-    for name in r8["outside"]:  # the checks the rule's predictions named (later ones: the card and docs report them)
-        a_lo, r_lo = r8["outside"][name]
+    for name in spec["outside"]:  # the checks the rule's predictions named (later ones: the card and docs report them)
+        a_lo, r_lo = spec["outside"][name]
         o = out_old.get(name)
         shipped = f"{100 * o[1]:.1f} / {100 * o[2]:.1f}" if o else "missing"
         if name not in out_new:
@@ -112,10 +112,10 @@ def decide(old: Path, new: Path, which: str = "round8") -> tuple[list[str], dict
         )
     else:
         lines.append("| prefix probe | - | missing | - | - | - |")
-    complete = set(rule) == {*r8["sets"], "long_check", "prefix_probe"}
+    complete = set(rule) == {*spec["sets"], "long_check", "prefix_probe"}
     replaces = complete and all(rule.values())
     verdict = (
-        (f"{r8['label']} replaces the shipped files" if replaces else "the shipped RM stays")
+        (f"{spec['label']} replaces the shipped files" if replaces else "the shipped RM stays")
         if complete
         else "undecided"
     )
